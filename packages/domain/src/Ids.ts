@@ -1,0 +1,21 @@
+import { Schema } from "effect"
+
+const Uuid = Schema.String.check(Schema.isUUID())
+
+export const WorkspaceId = Uuid.pipe(Schema.brand("WorkspaceId"))
+export type WorkspaceId = typeof WorkspaceId.Type
+
+/** Our own id for a person; the identity provider's `sub` maps to it. */
+export const UserId = Uuid.pipe(Schema.brand("UserId"))
+export type UserId = typeof UserId.Type
+
+export const TokenId = Uuid.pipe(Schema.brand("TokenId"))
+export type TokenId = typeof TokenId.Type
+
+export const InviteId = Uuid.pipe(Schema.brand("InviteId"))
+export type InviteId = typeof InviteId.Type
+
+export const Email = Schema.String.check(
+  Schema.isMaxLength(320),
+  Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "Expected an email address" })
+)

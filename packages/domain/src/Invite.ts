@@ -1,0 +1,45 @@
+import { DateTime, Duration, Result, Schema } from "effect"
+import { Email, InviteId, UserId, WorkspaceId } from "./Ids.ts"
+import { InviteNotPending } from "./WorkspaceErrors.ts"
+
+export const InviteRole = Schema.Literals(["member", "admin"])
+export type InviteRole = typeof InviteRole.Type
+
+export const InviteStatus = Schema.Literals(["pending", "accepted", "revoked", "expired"])
+export type InviteStatus = typeof InviteStatus.Type
+
+/** How long an invite may wait for its first sign-in before it lapses. */
+export const inviteLifetime = Duration.days(7)
+
+export class Invite extends Schema.Class<Invite>("Invite")({
+  id: InviteId,
+  workspace_id: WorkspaceId,
+  email: Email,
+  role: InviteRole,
+  status: InviteStatus,
+  invited_by: Schema.NullOr(UserId),
+  redirect_to: Schema.NullOr(Schema.String),
+  created_at: Schema.DateTimeUtc,
+  expires_at: Schema.DateTimeUtc,
+  accepted_at: Schema.NullOr(Schema.DateTimeUtc),
+  accepted_by: Schema.NullOr(UserId)
+}) {}
+
+/**
+ * Invite lifecycle: pending -> accepted | revoked | expired. Only a pending invite moves,
+ * and a pending invite whose expiry has passed can only expire.
+ */
+export const effectiveStatus = (invite: Invite, now: DateTime.Utc): InviteStatus =>
+  invite.status === "pending" && !DateTime.isGreaterThan(invite.expires_at, now) ? "expired" : invite.status
+
+export const accept = (invite: Invite, by: UserId, now: DateTime.Utc): Result.Result<Invite, InviteNotPending> =>
+  effectiveStatus(invite, now) === "pending"
+    ? Result.succeed(new Invite({ ...invite, status: "accepted", accepted_at: now, accepted_by: by }))
+    : Result.fail(new InviteNotPending({ invite_id: invite.id, status: effectiveStatus(invite, now) }))
+
+export const revoke = (invite: Invite, now: DateTime.Utc): Result.Result<Invite, InviteNotPending> =>
+  effectiveStatus(invite, now) === "pending"
+    ? Result.succeed(new Invite({ ...invite, status: "revoked" }))
+    : Result.fail(new InviteNotPending({ invite_id: invite.id, status: effectiveStatus(invite, now) }))
+
+export const expireAt = (createdAt: DateTime.Utc): DateTime.Utc => DateTime.addDuration(createdAt, inviteLifetime)
