@@ -1,0 +1,155 @@
+import { ByteSize, Cause, Effect, SchemaIssue } from "effect"
+import type * as Types from "effect/Types"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import { randomUUID } from "node:crypto"
+import type { ErrorBody } from "./api/Errors.ts"
+
+/** The largest request body accepted (push requests of 10 MiB of rows fit, with JSON overhead). */
+export const maxBodyBytes = 16 * 1024 * 1024
+
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
+
+const errorResponse = (status: number, body: ErrorBody, headers: Record<string, string> = {}) =>
+  HttpServerResponse.jsonUnsafe({ error: body }, { status, headers })
+
+const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The validation issues of a failed decode, as `[{path, message}]` with `path` an array of keys. */
+const issuesOf = (error: HttpApiError.HttpApiSchemaError) =>
+  issueFormatter(error.cause.issue).issues.map((issue) => ({
+    path: [
+      error.kind.toLowerCase(),
+      ...(issue.path ?? []).map((key) => (typeof key === "object" && key !== null && "key" in key ? key.key : key))
+    ].map((key) => (typeof key === "number" ? key : String(key))),
+    message: issue.message
+  }))
+
+const statusCodes: Record<number, string> = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  406: "not_acceptable",
+  409: "conflict",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  429: "too_many_requests",
+  500: "internal",
+  502: "upstream_error",
+  503: "unavailable"
+}
+
+/** The part of an HttpApi the pipeline reads: its routes. */
+export interface RouteSource {
+  readonly groups: Readonly<Record<string, { readonly endpoints: Readonly<Record<string, { readonly path: string; readonly method: string }>> }>>
+}
+
+/** Methods allowed per route pattern, for telling 405 from 404. */
+const routeTable = (api: RouteSource) => {
+  const routes: Array<{ pattern: RegExp; methods: Set<string> }> = []
+  for (const group of Object.values(api.groups)) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      const source = "^" + endpoint.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]+/g, "[^/]+") + "/?$"
+      const existing = routes.find((r) => r.pattern.source === source)
+      if (existing) existing.methods.add(endpoint.method)
+      else routes.push({ pattern: new RegExp(source), methods: new Set([endpoint.method]) })
+    }
+  }
+  return (path: string): ReadonlyArray<string> => {
+    const allowed = new Set<string>()
+    for (const route of routes) if (route.pattern.test(path)) route.methods.forEach((m) => allowed.add(m))
+    return [...allowed]
+  }
+}
+
+const isJsonResponse = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag === "Uint8Array" && (response.body.contentType ?? "").includes("json")
+
+/**
+ * Outermost layer of every request: a request id (the caller's `X-Request-Id` when sane) on the
+ * response and in every log line, the body-size limit, and the contract's error body for everything
+ * the endpoints themselves do not answer: unknown routes (404), wrong methods (405), bodies that fail
+ * to parse or decode (400 with the failing paths), oversized bodies (413) and defects (500, logged,
+ * never with a stack trace on the wire).
+ */
+export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<string> = []) => {
+  const allowedMethods = routeTable(api)
+
+  const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) => {
+    const error = Cause.squash(cause)
+    if (HttpApiError.HttpApiSchemaError.is(error)) {
+      const issues = issuesOf(error)
+      return Effect.succeed(errorResponse(400, {
+        code: "validation_failed",
+        message: issues.length === 1
+          ? `Invalid request: ${issues[0]!.message} at ${issues[0]!.path.join(".")}`
+          : `Invalid request: ${issues.length} problems`,
+        details: { issues }
+      }))
+    }
+    if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
+      return Effect.succeed(errorResponse(413, { code: "payload_too_large", message: error.message }))
+    }
+    if (HttpServerError.isHttpServerError(error)) {
+      const reason = error.reason
+      if (reason._tag === "RouteNotFound") {
+        const path = new URL(request.url, "http://x").pathname
+        const allowed = extraPaths.includes(path) ? ["GET"] : allowedMethods(path)
+        return Effect.succeed(
+          allowed.length > 0
+            ? errorResponse(405, {
+              code: "method_not_allowed",
+              message: `${request.method} is not allowed on ${path}`,
+              details: { allowed }
+            }, { allow: allowed.join(", ") })
+            : errorResponse(404, { code: "not_found", message: `No route for ${request.method} ${path}` })
+        )
+      }
+      if (reason._tag === "RequestParseError") {
+        return Effect.succeed(
+          reason.reason === "BodyTooLarge"
+            ? errorResponse(413, {
+              code: "payload_too_large",
+              message: `The request body is larger than ${maxBodyBytes} bytes`
+            }, { connection: "close" })
+            : errorResponse(400, { code: "invalid_body", message: "The request body could not be read" })
+        )
+      }
+    }
+    return Effect.logError("request failed", cause).pipe(
+      Effect.as(errorResponse(500, { code: "internal", message: "Internal error" }))
+    )
+  }
+
+  /** Responses the platform produced bare (415 text, empty 4xx): give them the contract body. */
+  const normalize = (response: HttpServerResponse.HttpServerResponse) => {
+    if (response.status < 400 || isJsonResponse(response)) return response
+    const code = statusCodes[response.status] ?? "error"
+    const withBody = errorResponse(response.status, {
+      code,
+      message: code === "unsupported_media_type" ? "Send the request body as application/json" : code.replace(/_/g, " ")
+    }, response.headers)
+    return withBody
+  }
+
+  return HttpRouter.middleware((app): Effect.Effect<
+    HttpServerResponse.HttpServerResponse,
+    Types.unhandled,
+    HttpServerRequest.HttpServerRequest
+  > =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const incoming = request.headers["x-request-id"]
+      const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
+      let response = yield* app.pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
+        Effect.catchCause((cause) => fromCause(cause, request)),
+        Effect.annotateLogs("request_id", requestId)
+      )
+      response = normalize(response)
+      if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
+      return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    }), { global: true })
+}

@@ -1,0 +1,25 @@
+import { HttpApi, OpenApi } from "effect/http-api"
+import { DatasetsApi } from "./DatasetsApi.ts"
+import { HealthApi } from "./HealthApi.ts"
+import { IntegrationsApi } from "./IntegrationsApi.ts"
+import { InvitesApi } from "./InvitesApi.ts"
+import { TokensApi } from "./TokensApi.ts"
+
+/** The public contract of Podium: served by the server, used by clients and tests. */
+export class Api extends HttpApi.make("podium")
+  .add(HealthApi)
+  .add(TokensApi)
+  .add(IntegrationsApi)
+  .add(InvitesApi)
+  .add(DatasetsApi)
+  // Report every invalid field of a request at once, not just the first.
+  .annotate(HttpApi.PayloadParseOptions, { errors: "all" })
+  .annotate(HttpApi.QueryParseOptions, { errors: "all" })
+  .annotateMerge(OpenApi.annotations({
+    title: "Podium",
+    version: "1.0.0",
+    description: "Compare candidate models, serve traffic through the winner, record every call. " +
+      "Every non-2xx response has the body `{\"error\": {\"code\", \"message\", \"details\"?}}`; " +
+      "validation failures are 400 `validation_failed` with `details.issues: [{path, message}]`."
+  }))
+{}

@@ -1,0 +1,39 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { WorkspaceId } from "@podium/domain/Ids"
+import { BadGateway, BadRequest, Forbidden, NotFound } from "./Errors.ts"
+import { ApiTokenAuth, RequiredScope } from "./Security.ts"
+
+export class HubCheckView extends Schema.Class<HubCheckView>("HubDatasetCheck")({
+  dataset_url: Schema.String,
+  dataset_id: Schema.String,
+  business_id: WorkspaceId,
+  valid: Schema.Literal(true),
+  private: Schema.Boolean,
+  gated: Schema.Boolean,
+  rows: Schema.NullOr(Schema.Int).annotate({ description: "Total rows over all splits, when the hub states them" }),
+  splits: Schema.Array(Schema.Struct({ name: Schema.String, rows: Schema.Int })),
+  meets_min_rows: Schema.Boolean.annotate({ description: "At least 100 rows, as model assignment needs" }),
+  used_integration: Schema.Boolean
+}) {}
+
+export class DatasetsApi extends HttpApiGroup.make("datasets")
+  .add(
+    HttpApiEndpoint.post("hubCheck", "/api/datasets/hub/check", {
+      payload: Schema.Struct({
+        dataset_url: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)),
+        business_id: Schema.optionalKey(WorkspaceId)
+      }),
+      success: HubCheckView,
+      error: [BadRequest, Forbidden, NotFound, BadGateway]
+    })
+      .annotate(RequiredScope, "leaderboards:write")
+      .annotateMerge(OpenApi.annotations({
+        description: "Checks that a hub dataset exists and is readable (with the workspace's hub integration token " +
+          "when there is one) and reports its row count. Needs scope `leaderboards:write`, or a session. " +
+          "404 `dataset_not_found` when the hub does not know it or will not show it."
+      }))
+  )
+  .middleware(ApiTokenAuth)
+  .annotateMerge(OpenApi.annotations({ title: "Datasets" }))
+{}

@@ -1,0 +1,24 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ErrorBody } from "./Errors.ts"
+
+export class Health extends Schema.Class<Health>("Health")({
+  ok: Schema.Literal(true),
+  service: Schema.String,
+  version: Schema.String,
+  database: Schema.Literal("up")
+}) {}
+
+export class Unhealthy extends Schema.Class<Unhealthy>("Unhealthy")({
+  ok: Schema.Literal(false),
+  service: Schema.String,
+  version: Schema.String,
+  database: Schema.Literal("down"),
+  error: ErrorBody
+}, { httpApiStatus: 503 }) {}
+
+export class HealthApi extends HttpApiGroup.make("health").add(
+  HttpApiEndpoint.get("check", "/healthz", { success: Health, error: Unhealthy }).annotateMerge(
+    OpenApi.annotations({ summary: "Liveness and database reachability; no credential needed" })
+  )
+) {}

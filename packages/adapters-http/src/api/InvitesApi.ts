@@ -1,0 +1,88 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Email, InviteId, UserId, WorkspaceId } from "@podium/domain/Ids"
+import { InviteRole, InviteStatus } from "@podium/domain/Invite"
+import { Role } from "@podium/domain/Workspace"
+import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
+import { NullableTimestamp, Timestamp } from "./Schemas.ts"
+import { SessionAuth } from "./Security.ts"
+
+export class MemberView extends Schema.Class<MemberView>("Member")({
+  user_id: UserId,
+  email: Schema.NullOr(Schema.String),
+  role: Role,
+  joined_at: Timestamp
+}) {}
+
+export class InviteView extends Schema.Class<InviteView>("Invite")({
+  id: InviteId,
+  business_id: WorkspaceId,
+  email: Schema.String,
+  role: InviteRole,
+  status: InviteStatus,
+  invited_by: Schema.NullOr(UserId),
+  redirect_to: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  accepted_at: NullableTimestamp
+}) {}
+
+const HttpUrl = Schema.String.check(
+  Schema.isMaxLength(2048),
+  Schema.isPattern(/^https?:\/\/[^\s]+$/, { message: "Expected an http(s) URL" })
+)
+
+export const InviteRequest = Schema.Struct({
+  email: Email,
+  role: Schema.optionalKey(InviteRole),
+  business_id: Schema.optionalKey(WorkspaceId),
+  redirect_to: Schema.optionalKey(HttpUrl)
+})
+
+export const RemoveRequest = Schema.Struct({
+  business_id: WorkspaceId,
+  user_id: Schema.optionalKey(UserId),
+  invite_id: Schema.optionalKey(InviteId)
+})
+
+export class InvitesApi extends HttpApiGroup.make("invites")
+  .add(
+    HttpApiEndpoint.get("list", "/api/invite-user", {
+      query: { business_id: Schema.optionalKey(WorkspaceId) },
+      success: Schema.Struct({
+        business_id: WorkspaceId,
+        members: Schema.Array(MemberView),
+        invites: Schema.Array(InviteView)
+      }),
+      error: [BadRequest, Forbidden]
+    }),
+    HttpApiEndpoint.post("invite", "/api/invite-user", {
+      payload: InviteRequest,
+      success: Schema.Struct({
+        invite: InviteView,
+        accept_url: Schema.String,
+        email_sent: Schema.Boolean
+      }),
+      error: [BadRequest, Forbidden, Conflict]
+    }).annotateMerge(OpenApi.annotations({
+      description: "Invites an email as member (default) or admin. Inviting the same email again refreshes the " +
+        "pending invite. The invite is accepted on the invitee's first signed-in request with that (verified) " +
+        "email; it expires after 7 days. 409 `already_member` when the email already belongs to a member."
+    })),
+    HttpApiEndpoint.delete("remove", "/api/invite-user", {
+      payload: RemoveRequest,
+      success: Schema.Struct({
+        business_id: WorkspaceId,
+        removed: Schema.Literals(["member", "invite"]),
+        user_id: Schema.optionalKey(UserId),
+        invite_id: Schema.optionalKey(InviteId)
+      }),
+      error: [BadRequest, Forbidden, NotFound, Conflict]
+    }).annotateMerge(OpenApi.annotations({
+      description: "Removes a member (`user_id`) or revokes a pending invite (`invite_id`); give exactly one. " +
+        "The owner cannot be removed (409 `owner_cannot_be_removed`)."
+    }))
+  )
+  .middleware(SessionAuth)
+  .annotateMerge(OpenApi.annotations({ title: "Members and invites" }))
+{}

@@ -1,0 +1,51 @@
+import { Context } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
+import type { Principal } from "@podium/domain/Principal"
+import type { Scope } from "@podium/domain/Scope"
+import { Forbidden, Unauthorized } from "./Errors.ts"
+
+/** The caller, as established by the route's authentication middleware. */
+export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()(
+  "@podium/adapters-http/api/Security/CurrentPrincipal"
+) {}
+
+/** Endpoint annotation: the API-token scope the endpoint needs. */
+export class RequiredScope extends Context.Service<RequiredScope, Scope>()(
+  "@podium/adapters-http/api/Security/RequiredScope"
+) {}
+
+export const apiTokenScheme = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Format, "service"),
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "An API token (`pod_…`) from POST /api/tokens, with the scope the operation names. " +
+      "A signed-in session token is accepted too and acts with every scope in the caller's workspace."
+  )
+)
+
+export const sessionScheme = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Format, "JWT"),
+  HttpApiSecurity.annotate(OpenApi.Description, "The session JWT of a signed-in user. API tokens are not accepted.")
+)
+
+export const pushTokenScheme = HttpApiSecurity.apiKey({ key: "X-Service-Push-Token", in: "header" }).pipe(
+  HttpApiSecurity.annotate(OpenApi.Description, "A leaderboard's dataset push token (`hpd_…`).")
+)
+
+/** Routes with a scope: an API token carrying it, or a session. */
+export class ApiTokenAuth extends HttpApiMiddleware.Service<ApiTokenAuth, { provides: CurrentPrincipal }>()(
+  "@podium/adapters-http/api/Security/ApiTokenAuth",
+  { security: { ApiToken: apiTokenScheme }, error: [Unauthorized, Forbidden] }
+) {}
+
+/** Routes for signed-in users only (administration, human evaluation, deploy). */
+export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentPrincipal }>()(
+  "@podium/adapters-http/api/Security/SessionAuth",
+  { security: { Session: sessionScheme }, error: [Unauthorized, Forbidden] }
+) {}
+
+/** Dataset push routes: an API token with the scope, or the leaderboard's push token. */
+export class PushAuth extends HttpApiMiddleware.Service<PushAuth, { provides: CurrentPrincipal }>()(
+  "@podium/adapters-http/api/Security/PushAuth",
+  { security: { ApiToken: apiTokenScheme, PushToken: pushTokenScheme }, error: [Unauthorized, Forbidden] }
+) {}

@@ -1,0 +1,72 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BudgetResetInterval, ExpiresIn, TokenStatus } from "@podium/domain/ApiToken"
+import { TokenId, UserId, WorkspaceId } from "@podium/domain/Ids"
+import { Scope } from "@podium/domain/Scope"
+import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
+import { Label, NullableTimestamp, Timestamp } from "./Schemas.ts"
+import { SessionAuth } from "./Security.ts"
+
+export class TokenView extends Schema.Class<TokenView>("Token")({
+  id: TokenId,
+  business_id: WorkspaceId,
+  name: Schema.String,
+  prefix: Schema.String.annotate({ description: "The start of the secret, to recognise it; never the secret" }),
+  scopes: Schema.Array(Scope),
+  status: TokenStatus,
+  expires_at: NullableTimestamp,
+  budget_limit: Schema.NullOr(Schema.Number),
+  budget_reset_interval: Schema.NullOr(BudgetResetInterval),
+  created_by: Schema.NullOr(UserId),
+  created_at: Timestamp,
+  last_used_at: NullableTimestamp,
+  revoked_at: NullableTimestamp
+}) {}
+
+export const CreateTokenRequest = Schema.Struct({
+  name: Label(200),
+  business_id: Schema.optionalKey(WorkspaceId),
+  scopes: Schema.optionalKey(Schema.Array(Scope).annotate({ description: "Defaults to every scope" })),
+  expires_in: Schema.optionalKey(ExpiresIn),
+  budget_limit: Schema.optionalKey(Schema.NullOr(Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0)))),
+  budget_reset_interval: Schema.optionalKey(Schema.NullOr(BudgetResetInterval))
+})
+
+export class CreatedTokenView extends Schema.Class<CreatedTokenView>("CreatedToken")({
+  token: TokenView,
+  secret: Schema.String.annotate({ description: "The bearer secret. Shown once; store it now." })
+}) {}
+
+const BusinessQuery = { business_id: Schema.optionalKey(WorkspaceId) }
+const TokenParams = { token_id: TokenId }
+const errors = [BadRequest, Forbidden, NotFound]
+
+export class TokensApi extends HttpApiGroup.make("tokens")
+  .add(
+    HttpApiEndpoint.get("list", "/api/tokens", {
+      query: BusinessQuery,
+      success: Schema.Struct({ business_id: WorkspaceId, tokens: Schema.Array(TokenView) }),
+      error: errors
+    }),
+    HttpApiEndpoint.post("create", "/api/tokens", {
+      payload: CreateTokenRequest,
+      success: CreatedTokenView.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.post("revoke", "/api/tokens/:token_id/revoke", {
+      params: TokenParams,
+      success: Schema.Struct({ token: TokenView }),
+      error: errors
+    }),
+    HttpApiEndpoint.delete("remove", "/api/tokens/:token_id", {
+      params: TokenParams,
+      success: Schema.Struct({ id: TokenId, deleted: Schema.Literal(true) }),
+      error: errors
+    })
+  )
+  .middleware(SessionAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "API tokens",
+    description: "Owners and admins manage the workspace's API tokens. The secret is returned once, at creation."
+  }))
+{}

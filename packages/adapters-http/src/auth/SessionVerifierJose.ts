@@ -1,0 +1,74 @@
+import { Effect, Layer, Option, Redacted } from "effect"
+import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from "jose"
+import { Unauthenticated } from "@podium/domain/AuthErrors"
+import { SessionVerifier } from "@podium/domain/ports/SessionVerifier"
+
+export interface SessionVerifierOptions {
+  /** HS256 shared secret. */
+  readonly secret?: Redacted.Redacted<string> | undefined
+  /** Remote JWKS (RS256/ES256), fetched through `fetch` (our SSRF-safe one). */
+  readonly jwksUrl?: string | undefined
+  readonly fetch?: ((input: string | URL, init?: RequestInit) => Promise<Response>) | undefined
+  readonly issuer?: string | undefined
+  readonly audience?: string | undefined
+}
+
+const claimsOf = (payload: JWTPayload) => {
+  const email = typeof payload["email"] === "string" ? payload["email"] : null
+  return {
+    subject: payload.sub!,
+    email,
+    emailVerified: payload["email_verified"] !== false
+  }
+}
+
+/**
+ * Session JWTs verified with jose: the algorithm is pinned per key kind (a token signed with
+ * another algorithm is rejected, including `none`), and `exp`/`nbf`, issuer and audience are checked.
+ */
+export const makeSessionVerifier = (options: SessionVerifierOptions) => {
+  const verifyWith: (token: string) => Promise<JWTPayload> = options.secret !== undefined
+    ? (() => {
+      const key = new TextEncoder().encode(Redacted.value(options.secret!))
+      return (token) =>
+        jwtVerify(token, key, { algorithms: ["HS256"], issuer: options.issuer, audience: options.audience })
+          .then((r) => r.payload)
+    })()
+    : options.jwksUrl !== undefined
+    ? (() => {
+      const jwks: JWTVerifyGetKey = createRemoteJWKSet(new URL(options.jwksUrl!), {
+        ...(options.fetch ? { [customFetch]: options.fetch } : {})
+      })
+      return (token) =>
+        jwtVerify(token, jwks, {
+          algorithms: ["RS256", "ES256"],
+          issuer: options.issuer,
+          audience: options.audience
+        }).then((r) => r.payload)
+    })()
+    : () => Promise.reject(new Error("Sessions are not configured"))
+
+  return SessionVerifier.of({
+    verify: (token) =>
+      Effect.tryPromise({
+        try: () => verifyWith(Redacted.value(token)),
+        catch: (cause) =>
+          new Unauthenticated({
+            message: `Invalid session token: ${cause instanceof Error ? cause.message : "verification failed"}`
+          })
+      }).pipe(
+        Effect.filterOrFail(
+          (payload) => typeof payload.sub === "string" && payload.sub.length > 0,
+          () => new Unauthenticated({ message: "Invalid session token: the sub claim is missing" })
+        ),
+        Effect.map(claimsOf)
+      )
+  })
+}
+
+export const SessionVerifierJose = {
+  layer: (options: SessionVerifierOptions) => Layer.succeed(SessionVerifier, makeSessionVerifier(options))
+}
+
+export const hasSessionConfig = (options: SessionVerifierOptions): boolean =>
+  Option.isSome(Option.fromNullishOr(options.secret ?? options.jwksUrl))

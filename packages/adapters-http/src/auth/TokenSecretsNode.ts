@@ -1,0 +1,17 @@
+import { Effect, Layer, Redacted } from "effect"
+import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
+import { createHash, randomBytes } from "node:crypto"
+
+/** 256 random bits behind the prefix; stored as SHA-256 (a fast hash is right for high-entropy secrets). */
+export const TokenSecretsNode = Layer.succeed(TokenSecrets, TokenSecrets.of({
+  mint: (prefix) =>
+    Effect.sync(() => {
+      const secret = prefix + randomBytes(32).toString("base64url")
+      return {
+        secret: Redacted.make(secret),
+        hash: createHash("sha256").update(secret).digest("hex"),
+        displayPrefix: secret.slice(0, prefix.length + 8)
+      }
+    }),
+  digest: (secret) => createHash("sha256").update(Redacted.value(secret)).digest("hex")
+}))

@@ -1,0 +1,91 @@
+import { Context, Effect, Layer, Redacted } from "effect"
+import { InsufficientScope, Unauthenticated } from "@podium/domain/AuthErrors"
+import type { Principal } from "@podium/domain/Principal"
+import { grants } from "@podium/domain/Scope"
+import { Authentication } from "@podium/domain/services/Authentication"
+import type { HttpApiEndpoint } from "effect/http-api"
+import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequiredScope, SessionAuth } from "../api/Security.ts"
+import { toApiError } from "./ErrorMapping.ts"
+
+const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
+const apiTokenRefused = new Unauthenticated({
+  message: "API tokens are not accepted here: this operation needs a signed-in user session"
+})
+
+/** Sessions act with every scope; API tokens must carry the scope the endpoint names. */
+const checkScope = (principal: Principal, endpoint: HttpApiEndpoint.Top) => {
+  const required = Context.getOrUndefined(endpoint.annotations, RequiredScope)
+  return required === undefined || principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, required)
+    ? Effect.succeed(principal)
+    : Effect.fail(new InsufficientScope({ required_scope: required }))
+}
+
+/** Runs the endpoint as `principal`, or answers 401/403 in the contract's shape. */
+const authenticated = <A, E, R>(
+  principal: Effect.Effect<Principal, Unauthenticated | InsufficientScope>,
+  httpEffect: Effect.Effect<A, E, R>
+) =>
+  principal.pipe(
+    Effect.catchTags({
+      Unauthenticated: toApiError.Unauthenticated,
+      InsufficientScope: toApiError.InsufficientScope
+    }),
+    Effect.flatMap((p) => Effect.provideService(httpEffect, CurrentPrincipal, p))
+  )
+
+export const AuthenticationLive = Layer.mergeAll(
+  Layer.effect(
+    ApiTokenAuth,
+    Effect.gen(function*() {
+      const auth = yield* Authentication
+      return ApiTokenAuth.of({
+        ApiToken: (httpEffect, { credential, endpoint }) =>
+          authenticated(Effect.gen(function*() {
+            const value = Redacted.value(credential)
+            if (value === "") return yield* missing
+            const principal = Authentication.isApiTokenSecret(value)
+              ? yield* auth.apiToken(credential)
+              : yield* auth.session(credential)
+            return yield* checkScope(principal, endpoint)
+          }), httpEffect)
+      })
+    })
+  ),
+  Layer.effect(
+    SessionAuth,
+    Effect.gen(function*() {
+      const auth = yield* Authentication
+      return SessionAuth.of({
+        Session: (httpEffect, { credential }) =>
+          authenticated(Effect.gen(function*() {
+            const value = Redacted.value(credential)
+            if (value === "") return yield* missing
+            if (Authentication.isApiTokenSecret(value)) return yield* apiTokenRefused
+            return yield* auth.session(credential)
+          }), httpEffect)
+      })
+    })
+  ),
+  Layer.effect(
+    PushAuth,
+    Effect.gen(function*() {
+      const auth = yield* Authentication
+      return PushAuth.of({
+        ApiToken: (httpEffect, { credential, endpoint }) =>
+          authenticated(Effect.gen(function*() {
+            const value = Redacted.value(credential)
+            if (value === "") return yield* missing
+            const principal = Authentication.isApiTokenSecret(value)
+              ? yield* auth.apiToken(credential)
+              : yield* auth.session(credential)
+            return yield* checkScope(principal, endpoint)
+          }), httpEffect),
+        PushToken: (httpEffect, { credential }) =>
+          authenticated(Effect.gen(function*() {
+            if (Redacted.value(credential) === "") return yield* missing
+            return yield* auth.pushToken(credential)
+          }), httpEffect)
+      })
+    })
+  )
+)

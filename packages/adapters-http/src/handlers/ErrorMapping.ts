@@ -1,0 +1,51 @@
+import { Effect } from "effect"
+import type { Forbidden as ForbiddenError, InsufficientScope, Unauthenticated } from "@podium/domain/AuthErrors"
+import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/CommonErrors"
+import type { IntegrationTokenRejected, IntegrationUnavailable } from "@podium/domain/IntegrationErrors"
+import type { AlreadyMember, InviteNotPending, OwnerCannotBeRemoved } from "@podium/domain/WorkspaceErrors"
+import type { HubDatasetNotFound } from "@podium/domain/HubDataset"
+import { apiError, BadGateway, BadRequest, Conflict, Forbidden, NotFound, Unauthorized } from "../api/Errors.ts"
+
+/** Domain errors are not HTTP errors: this is the one place that decides their status and code. */
+export const toApiError = {
+  Unauthenticated: (e: Unauthenticated) => Effect.fail(apiError(Unauthorized, "unauthorized", e.message)),
+  InsufficientScope: (e: InsufficientScope) =>
+    Effect.fail(apiError(Forbidden, "insufficient_scope", `This needs the ${e.required_scope} scope`, {
+      required_scope: e.required_scope
+    })),
+  Forbidden: (e: ForbiddenError) => Effect.fail(apiError(Forbidden, "forbidden", e.message)),
+  NotFound: (e: NotFoundError) => Effect.fail(apiError(NotFound, "not_found", `No ${e.resource} ${e.id}`)),
+  InvalidInput: (e: InvalidInput) =>
+    Effect.fail(apiError(BadRequest, "validation_failed", e.message, {
+      issues: [{ path: e.path, message: e.message }]
+    })),
+  AlreadyMember: (e: AlreadyMember) =>
+    Effect.fail(apiError(Conflict, "already_member", `${e.email} is already a member of this workspace`)),
+  OwnerCannotBeRemoved: () =>
+    Effect.fail(apiError(Conflict, "owner_cannot_be_removed", "The owner of a workspace cannot be removed")),
+  InviteNotPending: (e: InviteNotPending) =>
+    Effect.fail(apiError(Conflict, "invite_not_pending", `The invite is ${e.status}`, { status: e.status })),
+  IntegrationTokenRejected: (e: IntegrationTokenRejected) =>
+    Effect.fail(apiError(BadRequest, "invalid_integration_token", `The ${e.provider} rejected the token: ${e.reason}`, {
+      provider: e.provider,
+      reason: e.reason
+    })),
+  IntegrationUnavailable: (e: IntegrationUnavailable) =>
+    Effect.fail(apiError(BadGateway, "upstream_error", `The ${e.provider} could not be reached: ${e.reason}`, {
+      provider: e.provider
+    })),
+  HubDatasetNotFound: (e: HubDatasetNotFound) =>
+    Effect.fail(apiError(NotFound, "dataset_not_found", `The hub has no dataset ${e.dataset_id} that this workspace can read`))
+} as const
+
+type Mapper = typeof toApiError
+type DomainError = { readonly _tag: keyof Mapper }
+type ApiErrorFor<E> = E extends { readonly _tag: infer T extends keyof Mapper }
+  ? ReturnType<Mapper[T]> extends Effect.Effect<any, infer X, any> ? X : never
+  : never
+
+/** Maps every domain error an effect can fail with to its contract error. */
+export const mapDomainErrors = <A, E extends DomainError, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, ApiErrorFor<E>, R> =>
+  Effect.catch(effect, (e) => (toApiError[e._tag] as unknown as (e: E) => Effect.Effect<never, ApiErrorFor<E>>)(e))

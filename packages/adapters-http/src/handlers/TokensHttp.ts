@@ -1,0 +1,60 @@
+import { DateTime, Effect, Redacted } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { type ApiToken, statusAt } from "@podium/domain/ApiToken"
+import { ApiTokens } from "@podium/domain/services/ApiTokens"
+import { Api } from "../api/Api.ts"
+import { CurrentPrincipal } from "../api/Security.ts"
+import { CreatedTokenView, TokenView } from "../api/TokensApi.ts"
+import { mapDomainErrors } from "./ErrorMapping.ts"
+
+export const tokenView = (token: ApiToken, now: DateTime.Utc) =>
+  new TokenView({
+    id: token.id,
+    business_id: token.workspace_id,
+    name: token.name,
+    prefix: token.display_prefix,
+    scopes: token.scopes,
+    status: statusAt(token, now),
+    expires_at: token.expires_at,
+    budget_limit: token.budget_limit,
+    budget_reset_interval: token.budget_reset_interval,
+    created_by: token.created_by,
+    created_at: token.created_at,
+    last_used_at: token.last_used_at,
+    revoked_at: token.revoked_at
+  })
+
+
+export const TokensHttp = HttpApiBuilder.group(
+  Api,
+  "tokens",
+  Effect.fn(function*(handlers) {
+    const tokens = yield* ApiTokens
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const listed = yield* tokens.list(principal, query.business_id)
+          const now = yield* DateTime.now
+          return { business_id: listed.workspaceId, tokens: listed.tokens.map((t) => tokenView(t, now)) }
+        }).pipe(mapDomainErrors))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const created = yield* tokens.create(yield* CurrentPrincipal, payload)
+          return new CreatedTokenView({
+            token: tokenView(created.token, yield* DateTime.now),
+            secret: Redacted.value(created.secret)
+          })
+        }).pipe(mapDomainErrors))
+      .handle("revoke", ({ params }) =>
+        Effect.gen(function*() {
+          const token = yield* tokens.revoke(yield* CurrentPrincipal, params.token_id)
+          return { token: tokenView(token, yield* DateTime.now) }
+        }).pipe(mapDomainErrors))
+      .handle("remove", ({ params }) =>
+        Effect.gen(function*() {
+          yield* tokens.remove(yield* CurrentPrincipal, params.token_id)
+          return { id: params.token_id, deleted: true as const }
+        }).pipe(mapDomainErrors))
+  })
+)

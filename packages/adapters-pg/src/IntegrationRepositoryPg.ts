@@ -1,0 +1,42 @@
+import { Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { UserId, WorkspaceId } from "@podium/domain/Ids"
+import { IntegrationProvider } from "@podium/domain/IntegrationErrors"
+import { IntegrationRepository } from "@podium/domain/ports/IntegrationRepository"
+import { Timestamp, toDate } from "./Rows.ts"
+
+const IntegrationRow = Schema.Struct({
+  workspace_id: WorkspaceId,
+  provider: IntegrationProvider,
+  sealed_token: Schema.String,
+  label: Schema.NullOr(Schema.String),
+  details: Schema.Record(Schema.String, Schema.Unknown),
+  validated_by: Schema.NullOr(UserId),
+  validated_at: Timestamp
+})
+
+export const IntegrationRepositoryPg = Layer.effect(
+  IntegrationRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    const find = SqlSchema.findOneOption({
+      Request: Schema.Struct({ workspaceId: Schema.String, provider: Schema.String }),
+      Result: IntegrationRow,
+      execute: ({ provider, workspaceId }) =>
+        sql`SELECT workspace_id, provider, sealed_token, label, details, validated_by, validated_at
+            FROM integrations WHERE workspace_id = ${workspaceId} AND provider = ${provider}`
+    })
+    return IntegrationRepository.of({
+      save: (i) =>
+        sql`INSERT INTO integrations (workspace_id, provider, sealed_token, label, details, validated_by, validated_at)
+            VALUES (${i.workspace_id}, ${i.provider}, ${i.sealed_token}, ${i.label}, ${pg.json(i.details)},
+              ${i.validated_by}, ${toDate(i.validated_at)})
+            ON CONFLICT (workspace_id, provider) DO UPDATE SET sealed_token = EXCLUDED.sealed_token,
+              label = EXCLUDED.label, details = EXCLUDED.details, validated_by = EXCLUDED.validated_by,
+              validated_at = EXCLUDED.validated_at`.pipe(Effect.asVoid, Effect.orDie),
+      find: (workspaceId, provider) => find({ workspaceId, provider }).pipe(Effect.orDie)
+    })
+  })
+)

@@ -1,0 +1,16 @@
+import { PgMigrator } from "@effect/sql-pg"
+import { NodeServices } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import workspaces from "./migrations/0001_workspaces.ts"
+
+/** Every migration, in order. Never edit a landed one; add the next number. */
+export const loader = PgMigrator.fromRecord({
+  "0001_workspaces": workspaces
+})
+
+/** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */
+export const runMigrations = PgMigrator.run({ loader, table: "podium_migrations" }).pipe(
+  Effect.provide(NodeServices.layer)
+)
+
+export const MigrationsLayer = Layer.effectDiscard(runMigrations)

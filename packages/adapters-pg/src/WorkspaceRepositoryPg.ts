@@ -1,0 +1,108 @@
+import { Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { UserId, WorkspaceId } from "@podium/domain/Ids"
+import { WorkspaceRepository } from "@podium/domain/ports/WorkspaceRepository"
+import { Member, Membership, Role, User } from "@podium/domain/Workspace"
+import { Timestamp, toDate } from "./Rows.ts"
+
+const MembershipRow = Schema.Struct({
+  workspace_id: WorkspaceId,
+  user_id: UserId,
+  role: Role,
+  personal: Schema.Boolean,
+  joined_at: Timestamp
+})
+const MemberRow = Schema.Struct({
+  user_id: UserId,
+  email: Schema.NullOr(Schema.String),
+  role: Role,
+  joined_at: Timestamp
+})
+const UserRow = Schema.Struct({ id: UserId, subject: Schema.String, email: Schema.NullOr(Schema.String) })
+const Pair = Schema.Struct({ workspaceId: Schema.String, userId: Schema.String })
+
+export const WorkspaceRepositoryPg = Layer.effect(
+  WorkspaceRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const findUser = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: UserRow,
+      execute: (subject) => sql`SELECT id, subject, email FROM users WHERE subject = ${subject}`
+    })
+    const memberships = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MembershipRow,
+      execute: (userId) =>
+        sql`SELECT m.workspace_id, m.user_id, m.role, (w.personal_owner_id = m.user_id) IS TRUE AS personal, m.joined_at
+            FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+            WHERE m.user_id = ${userId} ORDER BY m.joined_at`
+    })
+    const members = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MemberRow,
+      execute: (workspaceId) =>
+        sql`SELECT m.user_id, u.email, m.role, m.joined_at
+            FROM memberships m JOIN users u ON u.id = m.user_id
+            WHERE m.workspace_id = ${workspaceId} ORDER BY m.joined_at, m.user_id`
+    })
+    const findMember = SqlSchema.findOneOption({
+      Request: Pair,
+      Result: MemberRow,
+      execute: ({ userId, workspaceId }) =>
+        sql`SELECT m.user_id, u.email, m.role, m.joined_at
+            FROM memberships m JOIN users u ON u.id = m.user_id
+            WHERE m.workspace_id = ${workspaceId} AND m.user_id = ${userId}`
+    })
+    const findMemberByEmail = SqlSchema.findOneOption({
+      Request: Schema.Struct({ workspaceId: Schema.String, email: Schema.String }),
+      Result: MemberRow,
+      execute: ({ email, workspaceId }) =>
+        sql`SELECT m.user_id, u.email, m.role, m.joined_at
+            FROM memberships m JOIN users u ON u.id = m.user_id
+            WHERE m.workspace_id = ${workspaceId} AND lower(u.email) = lower(${email})`
+    })
+
+    return WorkspaceRepository.of({
+      findUserBySubject: (subject) =>
+        findUser(subject).pipe(Effect.map(Option.map((row) => new User(row))), Effect.orDie),
+      createUser: (user, workspaceId, now) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO users (id, subject, email, created_at, last_seen_at)
+                     VALUES (${user.id}, ${user.subject}, ${user.email}, ${toDate(now)}, ${toDate(now)})`
+          yield* sql`INSERT INTO workspaces (id, name, personal_owner_id, created_at)
+                     VALUES (${workspaceId}, ${user.email ?? "Personal workspace"}, ${user.id}, ${toDate(now)})`
+          yield* sql`INSERT INTO memberships (workspace_id, user_id, role, joined_at)
+                     VALUES (${workspaceId}, ${user.id}, 'owner', ${toDate(now)})`
+        })).pipe(
+          // Two first requests of one subject race here; the loser's user already exists.
+          Effect.catchReason("SqlError", "UniqueViolation", () => Effect.void),
+          Effect.orDie
+        ),
+      touchUser: (userId, email, now) =>
+        sql`UPDATE users SET email = ${email}, last_seen_at = ${toDate(now)} WHERE id = ${userId}`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+      memberships: (userId) =>
+        memberships(userId).pipe(Effect.map((rows) => rows.map((r) => new Membership(r))), Effect.orDie),
+      members: (workspaceId) =>
+        members(workspaceId).pipe(Effect.map((rows) => rows.map((r) => new Member(r))), Effect.orDie),
+      findMember: (workspaceId, userId) =>
+        findMember({ workspaceId, userId }).pipe(Effect.map(Option.map((row) => new Member(row))), Effect.orDie),
+      findMemberByEmail: (workspaceId, email) => findMemberByEmail({ workspaceId, email }).pipe(Effect.map(Option.map((row) => new Member(row))), Effect.orDie),
+      addMember: (workspaceId, userId, role, now) =>
+        sql`INSERT INTO memberships (workspace_id, user_id, role, joined_at)
+            VALUES (${workspaceId}, ${userId}, ${role}, ${toDate(now)}) ON CONFLICT DO NOTHING`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+      removeMember: (workspaceId, userId) =>
+        sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId} AND user_id = ${userId} RETURNING user_id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        )
+    })
+  })
+)

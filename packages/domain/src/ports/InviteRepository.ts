@@ -1,0 +1,19 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { InviteId, UserId, WorkspaceId } from "../Ids.ts"
+import type { Invite } from "../Invite.ts"
+import type { Role } from "../Workspace.ts"
+
+/** Invites. At most one pending invite per workspace and email (the database enforces it). */
+export class InviteRepository extends Context.Service<InviteRepository, {
+  /** Inserts a new pending invite, or refreshes the role, expiry and link of the pending one for that email. */
+  readonly upsertPending: (invite: Invite) => Effect.Effect<Invite>
+  readonly find: (workspaceId: WorkspaceId, id: InviteId) => Effect.Effect<Option.Option<Invite>>
+  readonly listPending: (workspaceId: WorkspaceId, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<Invite>>
+  readonly pendingForEmail: (email: string, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<Invite>>
+  /** Marks the invite accepted and adds the membership in one transaction; false if it was no longer pending. */
+  readonly accept: (invite: Invite, userId: UserId, role: Role) => Effect.Effect<boolean>
+  /** Stores a transition out of pending; false if it was no longer pending. */
+  readonly settle: (invite: Invite) => Effect.Effect<boolean>
+  /** Marks every pending invite whose expiry has passed as expired; returns how many. */
+  readonly expireOverdue: (now: DateTime.Utc) => Effect.Effect<number>
+}>()("@podium/domain/ports/InviteRepository") {}

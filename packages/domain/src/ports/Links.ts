@@ -1,0 +1,7 @@
+import { Context } from "effect"
+import type { Invite } from "../Invite.ts"
+
+/** Public links the service hands out (built from the configured public base URL). */
+export class Links extends Context.Service<Links, {
+  readonly inviteAcceptUrl: (invite: Invite) => string
+}>()("@podium/domain/ports/Links") {}

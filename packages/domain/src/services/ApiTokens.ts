@@ -1,0 +1,119 @@
+import { Context, DateTime, Effect, Layer, Option, type Redacted, Result } from "effect"
+import {
+  ApiToken,
+  ApiTokenPrefix,
+  type BudgetResetInterval,
+  defaultScopes,
+  expiryFor,
+  type ExpiresIn
+} from "../ApiToken.ts"
+import type { Forbidden } from "../AuthErrors.ts"
+import { InvalidInput, NotFound } from "../CommonErrors.ts"
+import type { TokenId, WorkspaceId } from "../Ids.ts"
+import type { Principal } from "../Principal.ts"
+import type { Scope } from "../Scope.ts"
+import { ApiTokenRepository } from "../ports/ApiTokenRepository.ts"
+import { IdGenerator } from "../ports/IdGenerator.ts"
+import { TokenSecrets } from "../ports/TokenSecrets.ts"
+import { requireAdministrator } from "../Workspace.ts"
+import { administratorOf, visibleMembership } from "./Access.ts"
+
+export interface CreateTokenInput {
+  readonly name: string
+  readonly business_id?: WorkspaceId | undefined
+  readonly scopes?: ReadonlyArray<Scope> | undefined
+  readonly expires_in?: ExpiresIn | undefined
+  readonly budget_limit?: number | null | undefined
+  readonly budget_reset_interval?: BudgetResetInterval | null | undefined
+}
+
+export interface CreatedToken {
+  readonly token: ApiToken
+  /** Shown once; only its digest is stored. */
+  readonly secret: Redacted.Redacted<string>
+}
+
+/** Budget settings must come as a pair: a limit without a reset interval never resets, which is allowed. */
+export const checkBudget = (input: CreateTokenInput): Result.Result<void, InvalidInput> =>
+  input.budget_reset_interval != null && input.budget_limit == null
+    ? Result.fail(new InvalidInput({
+      message: "budget_reset_interval needs a budget_limit",
+      path: ["budget_reset_interval"]
+    }))
+    : Result.void
+
+/** API token management for owners and admins of a workspace (session only). */
+export class ApiTokens extends Context.Service<ApiTokens, {
+  readonly list: (
+    principal: Principal,
+    businessId: WorkspaceId | undefined
+  ) => Effect.Effect<{ readonly workspaceId: WorkspaceId; readonly tokens: ReadonlyArray<ApiToken> }, Forbidden>
+  readonly create: (principal: Principal, input: CreateTokenInput) => Effect.Effect<CreatedToken, Forbidden | InvalidInput>
+  readonly revoke: (principal: Principal, id: TokenId) => Effect.Effect<ApiToken, Forbidden | NotFound>
+  readonly remove: (principal: Principal, id: TokenId) => Effect.Effect<void, Forbidden | NotFound>
+}>()("@podium/domain/services/ApiTokens") {
+  static readonly layer = Layer.effect(
+    ApiTokens,
+    Effect.gen(function*() {
+      const tokens = yield* ApiTokenRepository
+      const secrets = yield* TokenSecrets
+      const ids = yield* IdGenerator
+
+      const list = Effect.fn("ApiTokens.list")(function*(principal: Principal, businessId: WorkspaceId | undefined) {
+        const membership = yield* administratorOf(principal, businessId)
+        return { workspaceId: membership.workspace_id, tokens: yield* tokens.list(membership.workspace_id) }
+      })
+
+      const create = Effect.fn("ApiTokens.create")(function*(principal: Principal, input: CreateTokenInput) {
+        const membership = yield* administratorOf(principal, input.business_id)
+        yield* Effect.fromResult(checkBudget(input))
+        const now = yield* DateTime.now
+        const minted = yield* secrets.mint(ApiTokenPrefix)
+        const token = new ApiToken({
+          id: (yield* ids.next) as TokenId,
+          workspace_id: membership.workspace_id,
+          name: input.name,
+          display_prefix: minted.displayPrefix,
+          scopes: input.scopes === undefined || input.scopes.length === 0 ? defaultScopes : [...new Set(input.scopes)],
+          expires_at: Option.getOrNull(expiryFor(input.expires_in ?? "none", now)),
+          budget_limit: input.budget_limit ?? null,
+          budget_reset_interval: input.budget_reset_interval ?? null,
+          created_by: membership.user_id,
+          created_at: now,
+          last_used_at: null,
+          revoked_at: null
+        })
+        yield* tokens.insert(token, minted.hash)
+        return { token, secret: minted.secret }
+      })
+
+      /** A token the caller administers; one in a workspace they cannot see does not exist for them. */
+      const administered = Effect.fnUntraced(function*(principal: Principal, id: TokenId) {
+        const token = yield* tokens.find(id)
+        const membership = Option.isSome(token) ? visibleMembership(principal, token.value.workspace_id) : undefined
+        if (Option.isNone(token) || membership === undefined) {
+          return yield* new NotFound({ resource: "token", id })
+        }
+        yield* Effect.fromResult(requireAdministrator(membership))
+        return token.value
+      })
+
+      const revoke = Effect.fn("ApiTokens.revoke")(function*(principal: Principal, id: TokenId) {
+        yield* administered(principal, id)
+        const revoked = yield* tokens.revoke(id, yield* DateTime.now)
+        return yield* Option.match(revoked, {
+          onNone: () => Effect.fail(new NotFound({ resource: "token", id })),
+          onSome: Effect.succeed
+        })
+      })
+
+      const remove = Effect.fn("ApiTokens.remove")(function*(principal: Principal, id: TokenId) {
+        yield* administered(principal, id)
+        if (!(yield* tokens.remove(id))) return yield* new NotFound({ resource: "token", id })
+      })
+
+      return ApiTokens.of({ list, create, revoke, remove })
+    })
+  )
+}
+

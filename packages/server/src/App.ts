@@ -1,0 +1,173 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { NodeCrypto } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Logger, Option, Redacted, References } from "effect"
+import { SingleRunner } from "effect/cluster"
+import { type HttpServer, HttpRouter } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { createServer } from "node:http"
+import { join, resolve } from "node:path"
+import { Api } from "@podium/adapters-http/api/Api"
+import { SessionVerifierJose } from "@podium/adapters-http/auth/SessionVerifierJose"
+import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
+import { AuthenticationLive } from "@podium/adapters-http/handlers/Authentication"
+import { DatasetsHttp } from "@podium/adapters-http/handlers/DatasetsHttp"
+import { HealthHttp } from "@podium/adapters-http/handlers/HealthHttp"
+import { IntegrationsHttp } from "@podium/adapters-http/handlers/IntegrationsHttp"
+import { InvitesHttp } from "@podium/adapters-http/handlers/InvitesHttp"
+import { TokensHttp } from "@podium/adapters-http/handlers/TokensHttp"
+import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
+import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
+import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
+import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { IntegrationRepositoryPg } from "@podium/adapters-pg/IntegrationRepositoryPg"
+import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
+import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
+import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
+import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
+import { SecretCipherAesGcm } from "@podium/adapters-pg/SecretCipherAesGcm"
+import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
+import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
+import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
+import { MailerLog } from "@podium/adapters-providers/MailerLog"
+import { MailerSmtp } from "@podium/adapters-providers/MailerSmtp"
+import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
+import { Links } from "@podium/domain/ports/Links"
+import { ApiTokens } from "@podium/domain/services/ApiTokens"
+import { Authentication } from "@podium/domain/services/Authentication"
+import { Identity } from "@podium/domain/services/Identity"
+import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
+import { Integrations } from "@podium/domain/services/Integrations"
+import { Members } from "@podium/domain/services/Members"
+import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
+import { JobsLive } from "./Jobs.ts"
+import { resolveSecrets } from "./LocalState.ts"
+
+/** The configured PostgreSQL, or an embedded one in DATA_DIR; migrated before anything uses it. */
+export const DatabaseLive = (config: PodiumConfig) => {
+  const client = Option.match(config.databaseUrl, {
+    onSome: (url) => PgClient.layer({ url }),
+    onNone: () =>
+      Layer.unwrap(Effect.gen(function*() {
+        const { url } = yield* EmbeddedPostgres
+        return PgClient.layer({ url })
+      })).pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir: resolve(config.dataDir) })))
+  })
+  return MigrationsLayer.pipe(Layer.provideMerge(client), Layer.orDie)
+}
+
+/** Durable background work: one runner per process, shards leased through Postgres. */
+export const ClusterLive = SingleRunner.layer({
+  shardingConfig: { entityMessagePollInterval: "1 second" },
+  runnerStorage: "sql"
+}).pipe(Layer.provide(NodeCrypto.layerDigest), Layer.orDie)
+
+const OutboundLive = (config: PodiumConfig) =>
+  SafeHttp.layer({ allowPrivateNetwork: config.allowPrivateNetworkTargets })
+
+const MailerLive = (config: PodiumConfig) =>
+  Option.match(config.smtpUrl, {
+    onSome: (url) => MailerSmtp.layer({ url, from: config.mailFrom }),
+    onNone: () => MailerLog.layer
+  })
+
+const LinksLive = (config: PodiumConfig) => {
+  const base = publicBaseUrl(config)
+  return Layer.succeed(Links, Links.of({
+    inviteAcceptUrl: (invite) => {
+      const target = new URL(invite.redirect_to ?? `${base}/`)
+      target.searchParams.set("invite_id", invite.id)
+      target.searchParams.set("business_id", invite.workspace_id)
+      return target.toString()
+    }
+  }))
+}
+
+/** Adapters and use cases; everything but the HTTP server itself. */
+export const ServicesLive = (config: PodiumConfig) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const secrets = yield* resolveSecrets(config)
+    const outbound = OutboundLive(config)
+    const sessions = Layer.unwrap(Effect.gen(function*() {
+      const http = yield* SafeHttp
+      return SessionVerifierJose.layer({
+        secret: Option.getOrUndefined(secrets.sessionSecret),
+        jwksUrl: Option.getOrUndefined(config.sessionJwksUrl),
+        issuer: Option.getOrUndefined(config.sessionJwtIssuer),
+        audience: Option.getOrUndefined(config.sessionJwtAudience),
+        fetch: (input, init) => http.fetch(input, init as Parameters<typeof http.fetch>[1])
+      })
+    }))
+    const repositories = Layer.mergeAll(
+      WorkspaceRepositoryPg,
+      ApiTokenRepositoryPg,
+      PushTokenRepositoryPg,
+      InviteRepositoryPg,
+      IntegrationRepositoryPg,
+      ReadinessPg
+    )
+    const adapters = Layer.mergeAll(
+      repositories,
+      IdGeneratorUuidV7,
+      SecretCipherAesGcm.layer(secrets.secretsKey),
+      TokenSecretsNode,
+      sessions,
+      IntegrationVerifierHttp.layer({
+        routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
+        hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)
+      }),
+      HubDatasetsHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
+      MailerLive(config),
+      LinksLive(config)
+    ).pipe(Layer.provideMerge(outbound))
+    const identity = Identity.layer
+    const useCases = Layer.mergeAll(
+      Authentication.layer.pipe(Layer.provide(identity)),
+      ApiTokens.layer,
+      Members.layer,
+      Integrations.layer,
+      HubDatasetCheck.layer
+    )
+    return useCases.pipe(Layer.provideMerge(adapters))
+  }))
+
+export const docsPaths = ["/openapi.json", "/docs"]
+
+/** The HTTP routes: the API, its OpenAPI document and the Scalar reference. */
+export const RoutesLive = Layer.mergeAll(
+  HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp]),
+    Layer.provide(AuthenticationLive)
+  ),
+  HttpApiScalar.layer(Api, { path: "/docs" }),
+  RequestPipeline(Api, docsPaths)
+)
+
+export const LoggingLive = (config: PodiumConfig) =>
+  Layer.mergeAll(
+    Logger.layer([Logger.consoleJson]),
+    Layer.succeed(References.MinimumLogLevel, config.logLevel)
+  )
+
+/**
+ * The whole service over a given HTTP server layer (the real listener in production, an
+ * ephemeral-port one in tests).
+ */
+export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | HttpServer.HttpServer, E, R>) => {
+  const database = DatabaseLive(config)
+  const services = ServicesLive(config).pipe(Layer.provide(database))
+  const jobs = JobsLive.pipe(Layer.provide(ClusterLive), Layer.provide(services), Layer.provide(database))
+  const http = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provide(services),
+    Layer.provide(server)
+  )
+  return Layer.mergeAll(http, jobs)
+}
+
+export const AppLive = (config: PodiumConfig) =>
+  makeApp(config, NodeHttpServer.layer(createServer, { port: config.port, host: config.host })).pipe(
+    Layer.tap(() => Effect.logInfo("podium listening", { url: `http://${config.host}:${config.port}` }))
+  )
+
+export const redactedUrl = (url: Redacted.Redacted<string>) => Redacted.value(url).replace(/:[^:@/]*@/, ":***@")
+export const embeddedDataPath = (config: PodiumConfig) => join(resolve(config.dataDir), "pg")

@@ -1,0 +1,58 @@
+import { Config, ConfigProvider, Effect, Option, Redacted, Schema } from "effect"
+
+const HttpUrl = Schema.String.check(
+  Schema.isPattern(/^https?:\/\/[^\s/]+.*$/, { message: "Expected an http(s) URL" })
+)
+const optionalUrl = (name: string) => Config.option(Config.schema(HttpUrl, name))
+
+/** 32 bytes, as 64 hex characters or base64. */
+const SecretsKey = Schema.Redacted(Schema.String.check(
+  Schema.makeFilter((s: string) =>
+    (/^[0-9a-fA-F]{64}$/.test(s) || Buffer.from(s, "base64").length === 32) ||
+    "Expected 32 bytes as 64 hex characters or base64"
+  )
+))
+
+/** Everything Podium reads from its environment. A bad value stops the start with a message naming it. */
+export const PodiumConfig = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.podium")),
+  sessionJwtSecret: Config.option(Config.schema(
+    Schema.Redacted(Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" }))),
+    "SESSION_JWT_SECRET"
+  )),
+  sessionJwksUrl: optionalUrl("SESSION_JWKS_URL"),
+  sessionJwtIssuer: Config.option(Config.String("SESSION_JWT_ISSUER")),
+  sessionJwtAudience: Config.option(Config.String("SESSION_JWT_AUDIENCE")),
+  secretsKey: Config.option(Config.schema(SecretsKey, "SECRETS_KEY")),
+  publicBaseUrl: optionalUrl("PUBLIC_BASE_URL"),
+  smtpUrl: Config.option(Config.Redacted("SMTP_URL")),
+  mailFrom: Config.String("MAIL_FROM").pipe(Config.withDefault("Podium <podium@localhost>")),
+  routerBaseUrl: optionalUrl("ROUTER_BASE_URL"),
+  hubBaseUrl: optionalUrl("HUB_BASE_URL"),
+  allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
+  logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const))
+})
+
+export type PodiumConfig = typeof PodiumConfig extends Config.Config<infer A> ? A : never
+
+/** The environment, with empty variables treated as unset. */
+export const environmentProvider = (env: Record<string, string | undefined> = process.env) =>
+  ConfigProvider.fromEnv({
+    env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => !!entry[1]))
+  })
+
+export const loadConfig = (env?: Record<string, string | undefined>) =>
+  PodiumConfig.parse(environmentProvider(env)).pipe(
+    Effect.mapError((error) => new Error(`Invalid configuration: ${error.message}`))
+  )
+
+export const decodeSecretsKey = (key: Redacted.Redacted<string>): Redacted.Redacted<Uint8Array> => {
+  const raw = Redacted.value(key)
+  return Redacted.make(new Uint8Array(/^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64")))
+}
+
+export const publicBaseUrl = (config: PodiumConfig): string =>
+  Option.getOrElse(config.publicBaseUrl, () => `http://${config.host}:${config.port}`).replace(/\/+$/, "")

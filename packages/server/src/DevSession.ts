@@ -1,0 +1,30 @@
+import { Effect, Option, Redacted } from "effect"
+import { SignJWT } from "jose"
+import type { PodiumConfig } from "./Config.ts"
+import { resolveSecrets } from "./LocalState.ts"
+
+/** The subject a dev session uses for an email, so the same email always signs in as the same user. */
+export const devSubject = (email: string) => `dev|${email.toLowerCase()}`
+
+/**
+ * Mints a session JWT signed with the HS256 secret (configured, or kept in DATA_DIR).
+ * Refuses when sessions are verified against a JWKS: then only the identity provider can sign in.
+ */
+export const mintDevSession = (config: PodiumConfig, email: string, ttlSeconds: number) =>
+  Effect.gen(function*() {
+    const { sessionSecret } = yield* resolveSecrets(config)
+    if (Option.isNone(sessionSecret)) {
+      return yield* Effect.fail(
+        new Error("dev-session needs an HS256 secret: sessions here are verified against SESSION_JWKS_URL")
+      )
+    }
+    let jwt = new SignJWT({ email, email_verified: true })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setSubject(devSubject(email))
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+    if (Option.isSome(config.sessionJwtIssuer)) jwt = jwt.setIssuer(config.sessionJwtIssuer.value)
+    if (Option.isSome(config.sessionJwtAudience)) jwt = jwt.setAudience(config.sessionJwtAudience.value)
+    const key = new TextEncoder().encode(Redacted.value(sessionSecret.value))
+    return yield* Effect.promise(() => jwt.sign(key))
+  })

@@ -1,0 +1,35 @@
+import { Cron, DateTime, Duration, Effect, Layer } from "effect"
+import { ClusterCron } from "effect/cluster"
+import { InviteRepository } from "@podium/domain/ports/InviteRepository"
+import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
+
+/** How long processed job messages are kept for deduplication before they are pruned. */
+export const messageRetention = Duration.days(7)
+
+export const expireInvites = Effect.gen(function*() {
+  const invites = yield* InviteRepository
+  const expired = yield* invites.expireOverdue(yield* DateTime.now)
+  if (expired > 0) yield* Effect.logInfo("expired invites", { count: expired })
+  return expired
+}).pipe(Effect.withSpan("Jobs.expireInvites"))
+
+export const pruneJobMessages = Effect.gen(function*() {
+  const before = DateTime.subtractDuration(yield* DateTime.now, messageRetention)
+  const pruned = yield* pruneProcessedMessages(before).pipe(Effect.orDie)
+  if (pruned > 0) yield* Effect.logInfo("pruned job messages", { count: pruned })
+  return pruned
+}).pipe(Effect.withSpan("Jobs.pruneJobMessages"))
+
+/** Durable schedules: one run per tick across every instance, kept in Postgres. */
+export const JobsLive = Layer.mergeAll(
+  ClusterCron.make({
+    name: "expire-invites",
+    cron: Cron.parseUnsafe("*/5 * * * *"),
+    execute: Effect.asVoid(expireInvites)
+  }),
+  ClusterCron.make({
+    name: "prune-job-messages",
+    cron: Cron.parseUnsafe("17 * * * *"),
+    execute: Effect.asVoid(pruneJobMessages)
+  })
+)

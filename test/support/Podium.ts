@@ -1,0 +1,105 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { HttpServer } from "effect/http"
+import { SignJWT } from "jose"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync } from "node:fs"
+import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { makeApp } from "@podium/server/App"
+import { loadConfig, type PodiumConfig } from "@podium/server/Config"
+import { freshDatabaseUrl } from "./database.ts"
+
+export const sessionSecret = "test-session-secret-that-is-long-enough-0123456789"
+
+export interface Podium {
+  readonly url: string
+  readonly config: PodiumConfig
+  readonly databaseUrl: string
+  /** Real HTTP to the running server; JSON bodies are serialised, `body: string` is sent as is. */
+  readonly request: (method: string, path: string, options?: RequestOptions) => Promise<Reply>
+  readonly stop: () => Promise<void>
+}
+
+export interface RequestOptions {
+  readonly token?: string | undefined
+  readonly json?: unknown
+  readonly body?: string | undefined
+  readonly headers?: Record<string, string> | undefined
+}
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly body: any
+}
+
+/** Starts the whole service on an ephemeral loopback port against a fresh database. */
+export const startPodium = async (env: Record<string, string | undefined> = {}): Promise<Podium> => {
+  const databaseUrl = await freshDatabaseUrl()
+  const config = await Effect.runPromise(loadConfig({
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: mkdtempSync(join(tmpdir(), "podium-test-")),
+    SESSION_JWT_SECRET: sessionSecret,
+    SECRETS_KEY: randomBytes(32).toString("hex"),
+    ALLOW_PRIVATE_NETWORK_TARGETS: "true",
+    LOG_LEVEL: "Error",
+    ...env
+  }))
+  const server = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+  const runtime = ManagedRuntime.make(Layer.mergeAll(makeApp(config, server), server))
+  const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
+  if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
+  const url = `http://127.0.0.1:${address.port}`
+  return {
+    url,
+    config,
+    databaseUrl,
+    request: (method, path, options = {}) => request(url, method, path, options),
+    stop: () => runtime.dispose()
+  }
+}
+
+export const request = async (base: string, method: string, path: string, options: RequestOptions = {}): Promise<Reply> => {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token !== undefined) headers["authorization"] = `Bearer ${options.token}`
+  let body = options.body
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json)
+    headers["content-type"] ??= "application/json"
+  }
+  const response = await fetch(base + path, { method, headers, body })
+  const text = await response.text()
+  let parsed: unknown = undefined
+  try {
+    parsed = text === "" ? undefined : JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed }
+}
+
+export interface SessionOptions {
+  readonly email?: string | null
+  readonly emailVerified?: boolean
+  readonly secret?: string
+  readonly expiresIn?: string
+  readonly alg?: "HS256" | "HS384" | "HS512"
+}
+
+/** A session JWT as the identity provider would issue it. */
+export const session = (subject: string, options: SessionOptions = {}): Promise<string> => {
+  const email = options.email === undefined ? `${subject}@example.com` : options.email
+  const claims: Record<string, unknown> = {}
+  if (email !== null) claims["email"] = email
+  if (options.emailVerified !== undefined) claims["email_verified"] = options.emailVerified
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: options.alg ?? "HS256" })
+    .setSubject(subject)
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? "1h")
+    .sign(new TextEncoder().encode(options.secret ?? sessionSecret))
+}
