@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeApp } from "@podium/server/App"
+import { LoggingLive, makeApp } from "@podium/server/App"
 import { loadConfig, type PodiumConfig } from "@podium/server/Config"
 import { freshDatabaseUrl } from "./database.ts"
 
@@ -39,7 +39,7 @@ export interface Reply {
 
 /** Starts the whole service on an ephemeral loopback port against a fresh database. */
 export const startPodium = async (env: Record<string, string | undefined> = {}): Promise<Podium> => {
-  const databaseUrl = await freshDatabaseUrl()
+  const databaseUrl = env["DATABASE_URL"] ?? await freshDatabaseUrl()
   const config = await Effect.runPromise(loadConfig({
     DATABASE_URL: databaseUrl,
     DATA_DIR: mkdtempSync(join(tmpdir(), "podium-test-")),
@@ -47,10 +47,13 @@ export const startPodium = async (env: Record<string, string | undefined> = {}):
     SECRETS_KEY: randomBytes(32).toString("hex"),
     ALLOW_PRIVATE_NETWORK_TARGETS: "true",
     LOG_LEVEL: "Error",
-    ...env
+    ...env,
+    DATABASE_URL: databaseUrl
   }))
   const server = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
-  const runtime = ManagedRuntime.make(Layer.mergeAll(makeApp(config, server), server))
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(makeApp(config, server), server).pipe(Layer.provide(LoggingLive(config)))
+  )
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
   const url = `http://127.0.0.1:${address.port}`
