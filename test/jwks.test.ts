@@ -7,8 +7,8 @@ import { type Podium, startPodium } from "./support/Podium.ts"
 let jwksServer: Server
 let jwksUrl: string
 let fetches = 0
-let signingKey: CryptoKey
-let strangerKey: CryptoKey
+let signingKey: import("node:crypto").webcrypto.CryptoKey
+let strangerKey: import("node:crypto").webcrypto.CryptoKey
 
 beforeAll(async () => {
   const pair = await generateKeyPair("RS256")
@@ -25,7 +25,7 @@ beforeAll(async () => {
 })
 afterAll(() => new Promise<void>((resolve) => jwksServer.close(() => resolve())))
 
-const sign = (key: CryptoKey, claims: { iss?: string; aud?: string } = {}) => {
+const sign = (key: import("node:crypto").webcrypto.CryptoKey, claims: { iss?: string; aud?: string } = {}) => {
   let jwt = new SignJWT({ email: "jwks@example.com" })
     .setProtectedHeader({ alg: "RS256", kid: "k1" })
     .setSubject("jwks-user")

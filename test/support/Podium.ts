@@ -41,7 +41,6 @@ export interface Reply {
 export const startPodium = async (env: Record<string, string | undefined> = {}): Promise<Podium> => {
   const databaseUrl = env["DATABASE_URL"] ?? await freshDatabaseUrl()
   const config = await Effect.runPromise(loadConfig({
-    DATABASE_URL: databaseUrl,
     DATA_DIR: mkdtempSync(join(tmpdir(), "podium-test-")),
     SESSION_JWT_SECRET: sessionSecret,
     SECRETS_KEY: randomBytes(32).toString("hex"),
