@@ -1,0 +1,48 @@
+import { DateTime, Option } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { budgetWindowEnd, budgetWindowStart, expiryFor, statusAt } from "./ApiToken.ts"
+
+const now = DateTime.makeUnsafe("2026-11-18T15:30:00.000Z") // a Wednesday
+
+describe("token expiry and status", () => {
+  it("maps each expires_in to its lifetime", () => {
+    expect(Option.isNone(expiryFor("none", now))).toBe(true)
+    expect(DateTime.formatIso(Option.getOrThrow(expiryFor("1h", now)))).toBe("2026-11-18T16:30:00.000Z")
+    expect(DateTime.formatIso(Option.getOrThrow(expiryFor("30d", now)))).toBe("2026-12-18T15:30:00.000Z")
+    expect(DateTime.formatIso(Option.getOrThrow(expiryFor("1y", now)))).toBe("2027-11-18T15:30:00.000Z")
+  })
+
+  it("revoked wins over expired, and expiry is inclusive of its instant", () => {
+    const expiresAt = DateTime.add(now, { minutes: 1 })
+    expect(statusAt({ revoked_at: null, expires_at: expiresAt }, now)).toBe("active")
+    expect(statusAt({ revoked_at: null, expires_at: expiresAt }, expiresAt)).toBe("expired")
+    expect(statusAt({ revoked_at: now, expires_at: expiresAt }, DateTime.add(now, { days: 1 }))).toBe("revoked")
+    expect(statusAt({ revoked_at: null, expires_at: null }, DateTime.add(now, { days: 9999 }))).toBe("active")
+  })
+})
+
+describe("budget windows", () => {
+  it("start at UTC midnight, Monday, and the first of the month", () => {
+    expect(DateTime.formatIso(budgetWindowStart("daily", now))).toBe("2026-11-18T00:00:00.000Z")
+    expect(DateTime.formatIso(budgetWindowStart("weekly", now))).toBe("2026-11-16T00:00:00.000Z")
+    expect(DateTime.formatIso(budgetWindowStart("monthly", now))).toBe("2026-11-01T00:00:00.000Z")
+    expect(DateTime.formatIso(budgetWindowEnd("monthly", now))).toBe("2026-12-01T00:00:00.000Z")
+    const sunday = DateTime.makeUnsafe("2026-11-22T23:59:59.999Z")
+    expect(DateTime.formatIso(budgetWindowStart("weekly", sunday))).toBe("2026-11-16T00:00:00.000Z")
+  })
+
+  it("property: every instant lies in [start, end) of its window, and windows are whole days starting Monday", () => {
+    const instant = fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) }).map((ms) => DateTime.makeUnsafe(ms))
+    fc.assert(fc.property(instant, fc.constantFrom("daily", "weekly", "monthly" as const), (t, interval) => {
+      const start = budgetWindowStart(interval, t)
+      const end = budgetWindowEnd(interval, t)
+      expect(DateTime.toEpochMillis(start)).toBeLessThanOrEqual(DateTime.toEpochMillis(t))
+      expect(DateTime.toEpochMillis(t)).toBeLessThan(DateTime.toEpochMillis(end))
+      expect(DateTime.toEpochMillis(start) % 86_400_000).toBe(0)
+      if (interval === "weekly") expect(DateTime.getPartUtc(start, "weekDay")).toBe(1)
+      if (interval === "monthly") expect(DateTime.getPartUtc(start, "day")).toBe(1)
+      expect(DateTime.toEpochMillis(budgetWindowStart(interval, end))).toBe(DateTime.toEpochMillis(end))
+    }))
+  })
+})
