@@ -13,6 +13,9 @@ const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 const errorResponse = (status: number, body: ErrorBody, headers: Record<string, string> = {}) =>
   HttpServerResponse.jsonUnsafe({ error: body }, { status, headers })
 
+/** The path alone: query strings stay out of logs. */
+const pathOf = (url: string) => new URL(url, "http://x").pathname
+
 const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** The validation issues of a failed decode, as `[{path, message}]` with `path` an array of keys. */
@@ -95,7 +98,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
     if (HttpServerError.isHttpServerError(error)) {
       const reason = error.reason
       if (reason._tag === "RouteNotFound") {
-        const path = new URL(request.url, "http://x").pathname
+        const path = pathOf(request.url)
         const allowed = extraPaths.includes(path) ? ["GET"] : allowedMethods(path)
         return Effect.succeed(
           allowed.length > 0
@@ -140,6 +143,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
     HttpServerRequest.HttpServerRequest
   > =>
     Effect.gen(function*() {
+      const started = performance.now()
       const request = yield* HttpServerRequest.HttpServerRequest
       const incoming = request.headers["x-request-id"]
       const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
@@ -150,6 +154,13 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
       )
       response = normalize(response)
       if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
+      yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
+        request_id: requestId,
+        method: request.method,
+        path: pathOf(request.url),
+        status: response.status,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10
+      }))
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)
     }), { global: true })
 }

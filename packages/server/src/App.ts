@@ -166,7 +166,9 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
 
 export const AppLive = (config: PodiumConfig) =>
   makeApp(config, NodeHttpServer.layer(createServer, { port: config.port, host: config.host })).pipe(
-    Layer.tap(() => Effect.logInfo("podium listening", { url: `http://${config.host}:${config.port}` }))
+    Layer.tap(() =>
+      Effect.logInfo("podium listening").pipe(Effect.annotateLogs({ url: `http://${config.host}:${config.port}` }))
+    )
   )
 
 export const redactedUrl = (url: Redacted.Redacted<string>) => Redacted.value(url).replace(/:[^:@/]*@/, ":***@")

@@ -9,14 +9,14 @@ export const messageRetention = Duration.days(7)
 export const expireInvites = Effect.gen(function*() {
   const invites = yield* InviteRepository
   const expired = yield* invites.expireOverdue(yield* DateTime.now)
-  if (expired > 0) yield* Effect.logInfo("expired invites", { count: expired })
+  if (expired > 0) yield* Effect.logInfo("expired invites").pipe(Effect.annotateLogs({ count: expired }))
   return expired
 }).pipe(Effect.withSpan("Jobs.expireInvites"))
 
 export const pruneJobMessages = Effect.gen(function*() {
   const before = DateTime.subtractDuration(yield* DateTime.now, messageRetention)
   const pruned = yield* pruneProcessedMessages(before).pipe(Effect.orDie)
-  if (pruned > 0) yield* Effect.logInfo("pruned job messages", { count: pruned })
+  if (pruned > 0) yield* Effect.logInfo("pruned job messages").pipe(Effect.annotateLogs({ count: pruned }))
   return pruned
 }).pipe(Effect.withSpan("Jobs.pruneJobMessages"))
 

@@ -97,7 +97,10 @@ export class Members extends Context.Service<Members, {
         }).pipe(
           Effect.as(true),
           Effect.catchTag("MailFailed", (e) =>
-            Effect.logWarning("invite mail not sent", { invite_id: saved.id, reason: e.reason }).pipe(Effect.as(false)))
+            Effect.logWarning("invite mail not sent").pipe(
+              Effect.annotateLogs({ invite_id: saved.id, reason: e.reason }),
+              Effect.as(false)
+            ))
         )
         return { invite: saved, acceptUrl, emailSent }
       })
