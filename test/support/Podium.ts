@@ -51,7 +51,7 @@ export const startPodium = async (env: Record<string, string | undefined> = {}):
   }))
   const server = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(makeApp(config, server), server).pipe(Layer.provide(LoggingLive(config)))
+    makeApp(config, server).pipe(Layer.provide(LoggingLive(config)))
   )
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")

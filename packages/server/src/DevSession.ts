@@ -1,7 +1,7 @@
 import { Effect, Option, Redacted } from "effect"
 import { SignJWT } from "jose"
 import type { PodiumConfig } from "./Config.ts"
-import { resolveSecrets } from "./LocalState.ts"
+import { resolveSessionSecret } from "./LocalState.ts"
 
 /** The subject a dev session uses for an email, so the same email always signs in as the same user. */
 export const devSubject = (email: string) => `dev|${email.toLowerCase()}`
@@ -12,7 +12,7 @@ export const devSubject = (email: string) => `dev|${email.toLowerCase()}`
  */
 export const mintDevSession = (config: PodiumConfig, email: string, ttlSeconds: number) =>
   Effect.gen(function*() {
-    const { sessionSecret } = yield* resolveSecrets(config)
+    const sessionSecret = yield* resolveSessionSecret(config)
     if (Option.isNone(sessionSecret)) {
       return yield* Effect.fail(
         new Error("dev-session needs an HS256 secret: sessions here are verified against SESSION_JWKS_URL")

@@ -26,26 +26,35 @@ const keepFile = (dir: string, name: string, make: () => string): string => {
  */
 export const resolveSecrets = (config: PodiumConfig) =>
   Effect.gen(function*() {
-    const dataDir = resolve(config.dataDir)
-    const shared = Option.isSome(config.databaseUrl)
-    const secretsKey = yield* Option.match(config.secretsKey, {
-      onSome: (key) => Effect.succeed(decodeSecretsKey(key)),
-      onNone: () =>
-        Effect.sync(() => keepFile(dataDir, "secrets.key", () => randomBytes(32).toString("hex"))).pipe(
-          Effect.tap(() => shared ? Effect.logWarning("SECRETS_KEY is unset: using the key kept in DATA_DIR") : Effect.void),
-          Effect.map((hex) => decodeSecretsKey(Redacted.make(hex)))
-        )
-    })
-    const sessionSecret = Option.isSome(config.sessionJwtSecret)
-      ? config.sessionJwtSecret
-      : Option.isSome(config.sessionJwksUrl)
-      ? Option.none()
-      : Option.some(Redacted.make(
-        yield* Effect.sync(() => keepFile(dataDir, "session.secret", () => randomBytes(48).toString("base64url"))).pipe(
-          Effect.tap(() =>
-            shared ? Effect.logWarning("No session setting: using the HS256 secret kept in DATA_DIR") : Effect.void
-          )
-        )
-      ))
+    const secretsKey = yield* resolveSecretsKey(config)
+    const sessionSecret = yield* resolveSessionSecret(config)
     return { secretsKey, sessionSecret } satisfies Secrets
   })
+
+const dataDirOf = (config: PodiumConfig) => resolve(config.dataDir)
+const shared = (config: PodiumConfig) => Option.isSome(config.databaseUrl)
+
+export const resolveSecretsKey = (config: PodiumConfig) =>
+  Option.match(config.secretsKey, {
+    onSome: (key) => Effect.succeed(decodeSecretsKey(key)),
+    onNone: () =>
+      Effect.sync(() => keepFile(dataDirOf(config), "secrets.key", () => randomBytes(32).toString("hex"))).pipe(
+        Effect.tap(() =>
+          shared(config) ? Effect.logWarning("SECRETS_KEY is unset: using the key kept in DATA_DIR") : Effect.void
+        ),
+        Effect.map((hex) => decodeSecretsKey(Redacted.make(hex)))
+      )
+  })
+
+/** The HS256 session secret: configured, else none when a JWKS is configured, else kept in DATA_DIR. */
+export const resolveSessionSecret = (config: PodiumConfig): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
+  Option.isSome(config.sessionJwtSecret)
+    ? Effect.succeed(config.sessionJwtSecret)
+    : Option.isSome(config.sessionJwksUrl)
+    ? Effect.succeedNone
+    : Effect.sync(() => keepFile(dataDirOf(config), "session.secret", () => randomBytes(48).toString("base64url"))).pipe(
+      Effect.tap(() =>
+        shared(config) ? Effect.logWarning("No session setting: using the HS256 secret kept in DATA_DIR") : Effect.void
+      ),
+      Effect.map((secret) => Option.some(Redacted.make(secret)))
+    )

@@ -1,5 +1,23 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect, Exit } from "effect"
+import { CliError } from "effect/cli"
 import { run } from "./Cli.ts"
 
-NodeRuntime.runMain(run)
+/** Expected failures (bad configuration, a refused command) are one line on stderr and exit code 1. */
+const main = run.pipe(
+  Effect.catch((error) =>
+    Effect.andThen(
+      CliError.isCliError(error) ? Effect.void : Console.error(`podium: ${error instanceof Error ? error.message : String(error)}`),
+      Effect.sync(() => {
+        process.exitCode = 1
+      })
+    )
+  )
+)
+
+NodeRuntime.runMain(main, {
+  // SIGINT/SIGTERM interrupt the program; once its finalizers have run, that is a clean stop.
+  teardown: (exit, onExit) =>
+    onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? Number(process.exitCode ?? 0) : 1)
+})

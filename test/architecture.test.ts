@@ -1,0 +1,288 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join, relative, resolve, sep } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseSync } from "rolldown/utils"
+import { describe, expect, it } from "vitest"
+
+/**
+ * Import boundaries (STYLE.md 1 and 2), checked on a real parse of every source file so that
+ * comments, strings and multi-line imports cannot hide or fake an import:
+ * - `packages/domain` imports only `effect` core modules and its own files (its tests may add a test runner);
+ * - adapters import neither the server nor another adapter; nothing but the server imports the server.
+ */
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const packagesDir = join(root, "packages")
+
+export interface ImportSite {
+  /** `undefined` when the specifier is computed (`import(name)`) and so cannot be checked. */
+  readonly specifier: string | undefined
+  readonly line: number
+}
+
+export interface Violation {
+  readonly file: string
+  readonly line: number
+  readonly specifier: string
+  readonly reason: string
+}
+
+/** Says why `specifier`, imported by `file`, breaks the rule, or `undefined` when it is allowed. */
+export type Rule = (specifier: string, file: string) => string | undefined
+
+type Node = { readonly type: string; readonly start: number; readonly [key: string]: unknown }
+
+const isNode = (value: unknown): value is Node =>
+  typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
+
+const stringValue = (node: unknown): string | undefined => {
+  if (!isNode(node)) return undefined
+  if (node.type === "Literal" && typeof node["value"] === "string") return node["value"]
+  if (node.type === "TSLiteralType") return stringValue(node["literal"])
+  if (node.type === "TemplateLiteral" && (node["expressions"] as Array<unknown>).length === 0) {
+    const [quasi] = node["quasis"] as Array<{ value: { cooked: string | null } }>
+    return quasi?.value.cooked ?? undefined
+  }
+  return undefined
+}
+
+/** The module each import names: static imports and re-exports (type-only too), `import(...)`, `typeof import(...)`, `require(...)`. */
+export const importSites = (fileName: string, source: string): Array<ImportSite> => {
+  const parsed = parseSync(fileName, source, { lang: "ts", sourceType: "module" })
+  if (parsed.errors.length > 0) {
+    throw new Error(`cannot parse ${fileName}: ${parsed.errors.map((e) => e.message).join("; ")}`)
+  }
+  const lineOf = (offset: number) => source.slice(0, offset).split("\n").length
+  const sites: Array<ImportSite> = []
+  const add = (node: Node, specifierNode: unknown) =>
+    sites.push({ specifier: stringValue(specifierNode), line: lineOf(node.start) })
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item)
+      return
+    }
+    if (typeof value !== "object" || value === null) return
+    if (isNode(value)) {
+      switch (value.type) {
+        case "ImportDeclaration":
+        case "ExportAllDeclaration":
+        case "ImportExpression":
+          add(value, value["source"])
+          break
+        case "ExportNamedDeclaration":
+          if (value["source"] !== null && value["source"] !== undefined) add(value, value["source"])
+          break
+        case "TSImportType":
+          add(value, value["source"] ?? value["argument"])
+          break
+        case "TSExternalModuleReference":
+          add(value, value["expression"])
+          break
+        case "CallExpression": {
+          const callee = value["callee"]
+          if (isNode(callee) && callee.type === "Identifier" && callee["name"] === "require") {
+            add(value, (value["arguments"] as Array<unknown>)[0])
+          }
+          break
+        }
+      }
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (key !== "parent") visit(child)
+    }
+  }
+  visit(parsed.program)
+  return sites
+}
+
+export const check = (file: string, source: string, rule: Rule): Array<Violation> =>
+  importSites(file, source).flatMap(({ line, specifier }): Array<Violation> => {
+    const where = relative(root, file)
+    if (specifier === undefined) {
+      return [{ file: where, line, specifier: "<computed>", reason: "a computed import specifier cannot be checked" }]
+    }
+    const reason = rule(specifier, file)
+    return reason === undefined ? [] : [{ file: where, line, specifier, reason }]
+  })
+
+const isRelative = (specifier: string) => specifier === "." || specifier === ".." || /^\.\.?\//.test(specifier)
+
+const isInside = (dir: string, path: string) => path === dir || path.startsWith(dir + sep)
+
+/** The package directory (`packages/<name>`) that holds `file`. */
+const packageDirOf = (file: string): string => {
+  const [name] = relative(packagesDir, file).split(sep)
+  if (name === undefined || name === "..") throw new Error(`${file} is not inside ${packagesDir}`)
+  return join(packagesDir, name)
+}
+
+/** Relative imports stay inside the importing file's package; crossing packages goes through its name. */
+const stayInPackage = (specifier: string, file: string): string | undefined =>
+  isInside(packageDirOf(file), resolve(dirname(file), specifier))
+    ? undefined
+    : `relative import leaves ${relative(root, packageDirOf(file))}`
+
+/** `effect/<Module>` for the stable core modules; the lowercase subpaths are the unstable platform ones. */
+const effectCore = /^effect(\/[A-Z][A-Za-z0-9]*|\/testing(\/[A-Z][A-Za-z0-9]*)?)?$/
+
+/** Unit tests beside the code (STYLE.md 17, 18) need a runner and property testing; nothing else may. */
+const testTools = new Set(["vitest", "@effect/vitest", "fast-check"])
+const isTestFile = (file: string) => /\.test\.[cm]?tsx?$/.test(file)
+
+export const domainRule: Rule = (specifier, file) => {
+  if (isRelative(specifier)) return stayInPackage(specifier, file)
+  if (effectCore.test(specifier)) return undefined
+  if (testTools.has(specifier) && isTestFile(file)) return undefined
+  if (specifier.startsWith("@podium/")) return "the domain depends on no other package of ours"
+  if (specifier === "effect" || specifier.startsWith("effect/")) {
+    return "only effect core modules (`effect`, `effect/<Module>`, `effect/testing`), not the platform ones"
+  }
+  return "the domain imports only `effect`"
+}
+
+export const adapterRule: Rule = (specifier, file) => {
+  if (isRelative(specifier)) return stayInPackage(specifier, file)
+  const own = `@podium/${relative(packagesDir, packageDirOf(file))}`
+  if (specifier === "@podium/server" || specifier.startsWith("@podium/server/")) {
+    return "nothing imports the server: it composes the adapters"
+  }
+  const adapter = /^@podium\/(adapters-[^/]+)/.exec(specifier)
+  if (adapter !== null && `@podium/${adapter[1]}` !== own) return "an adapter does not import another adapter"
+  return undefined
+}
+
+const sourceExtension = /\.(ts|mts|cts|tsx|js|mjs|cjs)$/
+
+const sourceFiles = (dir: string): Array<string> =>
+  readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((path) => sourceExtension.test(path) && !path.split(sep).includes("node_modules"))
+    .map((path) => join(dir, path))
+    .sort()
+
+const checkPackage = (packageDir: string, rule: Rule): Array<Violation> =>
+  sourceFiles(packageDir).flatMap((file) => check(file, readFileSync(file, "utf8"), rule))
+
+const format = (violations: Array<Violation>) =>
+  violations.map((v) => `${v.file}:${v.line} imports "${v.specifier}": ${v.reason}`).join("\n")
+
+const adapterDirs = readdirSync(packagesDir)
+  .filter((name) => name.startsWith("adapters-"))
+  .map((name) => join(packagesDir, name))
+
+describe("import boundaries", () => {
+  it("packages/domain imports only effect core modules and its own files", () => {
+    const domainDir = join(packagesDir, "domain")
+    expect(sourceFiles(join(domainDir, "src")).length).toBeGreaterThan(0)
+    const violations = checkPackage(domainDir, domainRule)
+    expect(violations, format(violations)).toEqual([])
+  })
+
+  it("adapters import neither the server nor another adapter", () => {
+    expect(adapterDirs.length).toBeGreaterThan(0)
+    const violations = adapterDirs.flatMap((dir) => checkPackage(dir, adapterRule))
+    expect(violations, format(violations)).toEqual([])
+  })
+})
+
+describe("the import checker", () => {
+  const domainFile = join(packagesDir, "domain", "src", "ports", "Sample.ts")
+  const httpFile = join(packagesDir, "adapters-http", "src", "handlers", "Sample.ts")
+  const specifiers = (file: string, source: string, rule: Rule) => check(file, source, rule).map((v) => v.specifier)
+
+  it("flags node and @effect imports in the domain", () => {
+    const source = [
+      `import { x } from "node:fs"`,
+      `import { PgClient } from "@effect/sql-pg"`,
+      `import { Effect } from "effect"`
+    ].join("\n")
+    const violations = check(domainFile, source, domainRule)
+    expect(violations.map((v) => [v.specifier, v.line])).toEqual([["node:fs", 1], ["@effect/sql-pg", 2]])
+    expect(violations[0]?.file).toBe(join("packages", "domain", "src", "ports", "Sample.ts"))
+  })
+
+  it("allows effect core modules, type imports and the domain's own files", () => {
+    const source = `
+      import { Effect, Schema } from "effect"
+      import * as Option from "effect/Option"
+      import type { Simplify } from "effect/Types"
+      import { TestClock } from "effect/testing"
+      import { UserId } from "../Ids.ts"
+      export * from "./Mailer.ts"
+      export type { Principal } from "../Principal.ts"
+      const later = () => import("effect/DateTime")
+    `
+    expect(specifiers(domainFile, source, domainRule)).toEqual([])
+  })
+
+  it("flags platform modules, other packages and every import form", () => {
+    const source = `
+      import { SqlClient } from "effect/sql"
+      import { HttpApi } from "effect/http-api"
+      import { Model } from "effect/schema"
+      import type { Agent } from "undici"
+      export { jwtVerify } from "jose"
+      export * from "node:path"
+      import "@podium/adapters-pg/Migrations"
+      import {
+        App
+      } from "@podium/server/App"
+      import { WorkspaceRepositoryPg } from "../../../adapters-pg/src/WorkspaceRepositoryPg.ts"
+      type Verify = typeof import("jose").jwtVerify
+      const crypto = await import("node:crypto")
+      const dynamic = await import(process.env.MODULE!)
+      const fs = require("fs")
+    `
+    expect(specifiers(domainFile, source, domainRule)).toEqual([
+      "effect/sql",
+      "effect/http-api",
+      "effect/schema",
+      "undici",
+      "jose",
+      "node:path",
+      "@podium/adapters-pg/Migrations",
+      "@podium/server/App",
+      "../../../adapters-pg/src/WorkspaceRepositoryPg.ts",
+      "jose",
+      "node:crypto",
+      "<computed>",
+      "fs"
+    ])
+  })
+
+  it("allows test tools in the domain's test files only", () => {
+    const source = [
+      `import { describe, it } from "@effect/vitest"`,
+      `import { expect } from "vitest"`,
+      `import fc from "fast-check"`
+    ].join("\n")
+    expect(specifiers(domainFile.replace(/\.ts$/, ".test.ts"), source, domainRule)).toEqual([])
+    expect(specifiers(domainFile, source, domainRule)).toEqual(["@effect/vitest", "vitest", "fast-check"])
+  })
+
+  it("ignores import-like text in comments and strings", () => {
+    const source = [
+      `// import { x } from "node:fs"`,
+      `/* export * from "undici" */`,
+      "const example = `import jose from \"jose\"`",
+      `const text = 'await import("node:os")'`
+    ].join("\n")
+    expect(specifiers(domainFile, source, domainRule)).toEqual([])
+  })
+
+  it("keeps adapters off the server and off each other", () => {
+    const source = `
+      import { Api } from "@podium/adapters-http/api/Api"
+      import { UserId } from "@podium/domain/Ids"
+      import { PgClient } from "@effect/sql-pg"
+      import { TokensApi } from "../api/TokensApi.ts"
+      import { makeApp } from "@podium/server/App"
+      import { Migrations } from "@podium/adapters-pg/Migrations"
+      import { MailerSmtp } from "../../../adapters-providers/src/MailerSmtp.ts"
+    `
+    expect(specifiers(httpFile, source, adapterRule)).toEqual([
+      "@podium/server/App",
+      "@podium/adapters-pg/Migrations",
+      "../../../adapters-providers/src/MailerSmtp.ts"
+    ])
+  })
+})

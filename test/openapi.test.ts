@@ -1,0 +1,243 @@
+import { Api } from "@podium/adapters-http/api/Api"
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Podium, startPodium } from "./support/Podium.ts"
+
+/**
+ * The served `/openapi.json` against the official OpenAPI 3.1 JSON schema, and against what the
+ * contract promises: every route listed, the right credential on each, errors documented.
+ */
+
+interface Parameter {
+  readonly name: string
+  readonly in: "query" | "header" | "path" | "cookie"
+}
+type SecurityRequirement = Record<string, ReadonlyArray<string>>
+interface Schema {
+  readonly $ref?: string
+  readonly type?: string
+  readonly properties?: Record<string, Schema>
+  readonly required?: ReadonlyArray<string>
+  readonly anyOf?: ReadonlyArray<Schema>
+  readonly oneOf?: ReadonlyArray<Schema>
+}
+interface Response {
+  readonly description: string
+  readonly content?: Record<string, { readonly schema?: Schema }>
+}
+interface Operation {
+  readonly parameters?: ReadonlyArray<Parameter>
+  readonly requestBody?: unknown
+  readonly security?: ReadonlyArray<SecurityRequirement>
+  readonly responses: Record<string, Response>
+}
+interface SecurityScheme {
+  readonly type: string
+  readonly scheme?: string
+  readonly bearerFormat?: string
+}
+interface Document {
+  readonly [key: string]: unknown
+  readonly openapi: string
+  readonly security?: ReadonlyArray<SecurityRequirement>
+  readonly paths: Record<string, Record<string, unknown>>
+  readonly components: {
+    readonly schemas: Record<string, Schema>
+    readonly securitySchemes: Record<string, SecurityScheme>
+  }
+}
+
+const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+
+let podium: Podium
+let document: Document
+let operations: Array<{ readonly route: string; readonly operation: Operation }>
+
+beforeAll(async () => {
+  podium = await startPodium()
+  const reply = await podium.request("GET", "/openapi.json")
+  expect(reply.status).toBe(200)
+  document = reply.body
+  operations = Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => methods.includes(method))
+      .map(([method, operation]) => ({ route: `${method.toUpperCase()} ${path}`, operation: operation as Operation }))
+  )
+})
+afterAll(() => podium.stop())
+
+const operation = (method: string, path: string): Operation => {
+  const found = document.paths[path]?.[method.toLowerCase()]
+  if (found === undefined) throw new Error(`${method} ${path} is not in the document`)
+  return found as Operation
+}
+
+/** Follows local `$ref`s (`#/components/schemas/X`) to the schema they name. */
+const resolveSchema = (schema: Schema): Schema => {
+  if (schema.$ref === undefined) return schema
+  const prefix = "#/components/schemas/"
+  if (!schema.$ref.startsWith(prefix)) throw new Error(`unexpected $ref ${schema.$ref}`)
+  const target = document.components.schemas[schema.$ref.slice(prefix.length)]
+  if (target === undefined) throw new Error(`dangling $ref ${schema.$ref}`)
+  return resolveSchema(target)
+}
+
+describe("GET /openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    const validator = new Validator({ allErrors: true })
+    const result = await validator.validate(structuredClone(document))
+    expect(result.errors, JSON.stringify(result.errors, null, 2)).toBeUndefined()
+    expect(result.valid).toBe(true)
+    expect(validator.version).toBe("3.1")
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/)
+  })
+
+  // The official 3.1 schema leaves Schema Objects unchecked ("without Schema Object validation"),
+  // so check each against the JSON Schema 2020-12 meta-schema, patterns included.
+  it("has schemas that are valid JSON Schema 2020-12", () => {
+    const ajv = new Ajv2020({
+      strict: true,
+      allErrors: true,
+      formats: {
+        regex: (pattern: string) => {
+          try {
+            new RegExp(pattern, "u")
+            return true
+          } catch {
+            return false
+          }
+        },
+        uri: true,
+        "uri-reference": true
+      }
+    })
+    const schemas: Array<{ readonly at: string; readonly schema: unknown }> = []
+    const collect = (value: unknown, at: string): void => {
+      if (typeof value !== "object" || value === null) return
+      for (const [key, child] of Object.entries(value)) {
+        if (key === "schema") schemas.push({ at: `${at}/schema`, schema: child })
+        else collect(child, `${at}/${key}`)
+      }
+    }
+    collect(document.paths, "#/paths")
+    for (const [name, schema] of Object.entries(document.components.schemas)) {
+      schemas.push({ at: `#/components/schemas/${name}`, schema })
+    }
+    expect(schemas.length).toBeGreaterThan(Object.keys(document.components.schemas).length)
+    const invalid = schemas.flatMap(({ at, schema }) =>
+      ajv.validateSchema(schema as object) === true ? [] : [`${at}: ${ajv.errorsText(ajv.errors)}`]
+    )
+    expect(invalid).toEqual([])
+  })
+
+  it("lists every endpoint of the Api, and nothing else", () => {
+    const fromApi = Object.values(Api.groups).flatMap((group) =>
+      Object.values(group.endpoints).map((endpoint) =>
+        `${endpoint.method.toUpperCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`
+      )
+    )
+    expect(fromApi.length).toBeGreaterThan(0)
+    expect(operations.map((o) => o.route).sort()).toEqual([...fromApi].sort())
+  })
+
+  it("lists the routes the service is known to have", () => {
+    const routes = operations.map((o) => o.route)
+    expect(routes).toEqual(expect.arrayContaining([
+      "GET /healthz",
+      "GET /api/tokens",
+      "POST /api/tokens",
+      "POST /api/tokens/{token_id}/revoke",
+      "DELETE /api/tokens/{token_id}",
+      "POST /api/integrations/validate",
+      "GET /api/invite-user",
+      "POST /api/invite-user",
+      "DELETE /api/invite-user",
+      "POST /api/datasets/hub/check"
+    ]))
+  })
+})
+
+describe("security in the document", () => {
+  const effectiveSecurity = (op: Operation) => op.security ?? document.security ?? []
+
+  it("names a declared scheme on every operation but the health check", () => {
+    const schemes = Object.keys(document.components.securitySchemes)
+    for (const { route, operation: op } of operations) {
+      if (route === "GET /healthz") continue
+      const security = effectiveSecurity(op)
+      expect(security.length, `${route} has no security requirement`).toBeGreaterThan(0)
+      for (const requirement of security) {
+        expect(Object.keys(requirement).length, `${route} lists an empty requirement`).toBeGreaterThan(0)
+        for (const name of Object.keys(requirement)) {
+          expect(schemes, `${route} names undeclared scheme ${name}`).toContain(name)
+        }
+      }
+    }
+  })
+
+  it("asks no credential for the health check", () => {
+    expect(effectiveSecurity(operation("GET", "/healthz"))).toEqual([])
+  })
+
+  it("declares Session as a bearer JWT and ApiToken as a bearer token", () => {
+    const { Session, ApiToken } = document.components.securitySchemes
+    expect(Session?.type).toBe("http")
+    expect(Session?.scheme?.toLowerCase()).toBe("bearer")
+    expect(Session?.bearerFormat).toBe("JWT")
+    expect(ApiToken?.type).toBe("http")
+    expect(ApiToken?.scheme?.toLowerCase()).toBe("bearer")
+  })
+
+  it("uses Session for the administration routes", () => {
+    const sessionRoutes = operations.filter(({ route }) =>
+      /^\w+ \/api\/(tokens(\/|$)|integrations\/validate$|invite-user$)/.test(route)
+    )
+    expect(sessionRoutes.length).toBeGreaterThanOrEqual(8)
+    for (const { route, operation: op } of sessionRoutes) {
+      expect(effectiveSecurity(op), route).toEqual([{ Session: [] }])
+    }
+  })
+
+  it("uses ApiToken for the hub dataset check", () => {
+    expect(effectiveSecurity(operation("POST", "/api/datasets/hub/check"))).toEqual([{ ApiToken: [] }])
+  })
+})
+
+describe("errors in the document", () => {
+  it("documents a 400 wherever the request has a body or parameters", () => {
+    for (const { route, operation: op } of operations) {
+      const takesInput = op.requestBody !== undefined ||
+        (op.parameters ?? []).some((p) => p.in === "query" || p.in === "path")
+      if (takesInput) expect(Object.keys(op.responses), `${route} does not document 400`).toContain("400")
+    }
+  })
+
+  it("defines ErrorBody with a required code and message", () => {
+    const errorBody = document.components.schemas["ErrorBody"]
+    expect(errorBody?.type).toBe("object")
+    expect(errorBody?.properties?.["code"]?.type).toBe("string")
+    expect(errorBody?.properties?.["message"]?.type).toBe("string")
+    expect(errorBody?.properties).toHaveProperty("details")
+    expect(errorBody?.required).toEqual(expect.arrayContaining(["code", "message"]))
+    expect(errorBody?.required).not.toContain("details")
+  })
+
+  it("gives every error response the body {error: ErrorBody}", () => {
+    let checked = 0
+    for (const { route, operation: op } of operations) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue
+        const schema = response.content?.["application/json"]?.schema
+        expect(schema, `${route} ${status} has no JSON body`).toBeDefined()
+        const resolved = resolveSchema(schema!)
+        for (const body of (resolved.anyOf ?? resolved.oneOf ?? [resolved]).map(resolveSchema)) {
+          expect(body.required, `${route} ${status}`).toContain("error")
+          expect(body.properties?.["error"], `${route} ${status}`).toEqual({ $ref: "#/components/schemas/ErrorBody" })
+          checked++
+        }
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(operations.length)
+  })
+})
