@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { DatasetsApi } from "./DatasetsApi.ts"
 import { HealthApi } from "./HealthApi.ts"
+import { RequestErrors } from "./Security.ts"
 import { IntegrationsApi } from "./IntegrationsApi.ts"
 import { InvitesApi } from "./InvitesApi.ts"
 import { TokensApi } from "./TokensApi.ts"
@@ -12,6 +13,7 @@ export class Api extends HttpApi.make("podium")
   .add(IntegrationsApi)
   .add(InvitesApi)
   .add(DatasetsApi)
+  .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
   .annotate(HttpApi.PayloadParseOptions, { errors: "all" })
   .annotate(HttpApi.QueryParseOptions, { errors: "all" })

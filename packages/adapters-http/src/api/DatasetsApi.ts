@@ -4,7 +4,7 @@ import { WorkspaceId } from "@podium/domain/Ids"
 import { BadGateway, BadRequest, Forbidden, NotFound } from "./Errors.ts"
 import { ApiTokenAuth, RequiredScope } from "./Security.ts"
 
-export class HubCheckView extends Schema.Class<HubCheckView>("HubDatasetCheck")({
+export const HubCheckView = Schema.Struct({
   dataset_url: Schema.String,
   dataset_id: Schema.String,
   business_id: WorkspaceId,
@@ -15,7 +15,8 @@ export class HubCheckView extends Schema.Class<HubCheckView>("HubDatasetCheck")(
   splits: Schema.Array(Schema.Struct({ name: Schema.String, rows: Schema.Int })),
   meets_min_rows: Schema.Boolean.annotate({ description: "At least 100 rows, as model assignment needs" }),
   used_integration: Schema.Boolean
-}) {}
+}).annotate({ identifier: "HubDatasetCheck" })
+export type HubCheckView = typeof HubCheckView.Type
 
 export class DatasetsApi extends HttpApiGroup.make("datasets")
   .add(
@@ -26,7 +27,7 @@ export class DatasetsApi extends HttpApiGroup.make("datasets")
       }),
       success: HubCheckView,
       error: [BadRequest, Forbidden, NotFound, BadGateway]
-    })
+    }).annotate(OpenApi.Summary, "Check a hub dataset and count its rows")
       .annotate(RequiredScope, "leaderboards:write")
       .annotateMerge(OpenApi.annotations({
         description: "Checks that a hub dataset exists and is readable (with the workspace's hub integration token " +

@@ -22,6 +22,7 @@ export class Conflict extends Schema.Class<Conflict>("Conflict")(fields, { httpA
 export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLarge")(fields, { httpApiStatus: 413 }) {}
 export class TooManyRequests extends Schema.Class<TooManyRequests>("TooManyRequests")(fields, { httpApiStatus: 429 }) {}
 export class BadGateway extends Schema.Class<BadGateway>("BadGateway")(fields, { httpApiStatus: 502 }) {}
+export class InternalError extends Schema.Class<InternalError>("InternalError")(fields, { httpApiStatus: 500 }) {}
 export class ServiceUnavailable
   extends Schema.Class<ServiceUnavailable>("ServiceUnavailable")(fields, { httpApiStatus: 503 })
 {}

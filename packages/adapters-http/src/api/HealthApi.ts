@@ -2,12 +2,13 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ErrorBody } from "./Errors.ts"
 
-export class Health extends Schema.Class<Health>("Health")({
+export const Health = Schema.Struct({
   ok: Schema.Literal(true),
   service: Schema.String,
   version: Schema.String,
   database: Schema.Literal("up")
-}) {}
+}).annotate({ identifier: "Health" })
+export type Health = typeof Health.Type
 
 export class Unhealthy extends Schema.Class<Unhealthy>("Unhealthy")({
   ok: Schema.Literal(false),

@@ -12,7 +12,7 @@ export const ValidateIntegrationRequest = Schema.Struct({
   business_id: Schema.optionalKey(WorkspaceId)
 })
 
-export class IntegrationView extends Schema.Class<IntegrationView>("Integration")({
+export const IntegrationView = Schema.Struct({
   provider: IntegrationProvider,
   valid: Schema.Literal(true),
   stored: Schema.Literal(true),
@@ -23,7 +23,8 @@ export class IntegrationView extends Schema.Class<IntegrationView>("Integration"
     details: Schema.Record(Schema.String, Schema.Unknown)
   }),
   validated_at: Timestamp
-}) {}
+}).annotate({ identifier: "Integration" })
+export type IntegrationView = typeof IntegrationView.Type
 
 export class IntegrationsApi extends HttpApiGroup.make("integrations")
   .add(
@@ -31,7 +32,7 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
       payload: ValidateIntegrationRequest,
       success: IntegrationView,
       error: [BadRequest, Forbidden, BadGateway]
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(OpenApi.Summary, "Validate and store a provider token").annotateMerge(OpenApi.annotations({
       description: "Checks the token with the provider (router: its key-check endpoint; hub: whoami). " +
         "A valid token is stored encrypted as the workspace's integration for that provider. " +
         "A token the provider refuses is a 400 `invalid_integration_token` with the provider's reason; " +

@@ -7,14 +7,15 @@ import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
 import { NullableTimestamp, Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"
 
-export class MemberView extends Schema.Class<MemberView>("Member")({
+export const MemberView = Schema.Struct({
   user_id: UserId,
   email: Schema.NullOr(Schema.String),
   role: Role,
   joined_at: Timestamp
-}) {}
+}).annotate({ identifier: "Member" })
+export type MemberView = typeof MemberView.Type
 
-export class InviteView extends Schema.Class<InviteView>("Invite")({
+export const InviteView = Schema.Struct({
   id: InviteId,
   business_id: WorkspaceId,
   email: Schema.String,
@@ -25,7 +26,8 @@ export class InviteView extends Schema.Class<InviteView>("Invite")({
   created_at: Timestamp,
   expires_at: Timestamp,
   accepted_at: NullableTimestamp
-}) {}
+}).annotate({ identifier: "Invite" })
+export type InviteView = typeof InviteView.Type
 
 const HttpUrl = Schema.String.check(
   Schema.isMaxLength(2048),
@@ -55,7 +57,7 @@ export class InvitesApi extends HttpApiGroup.make("invites")
         invites: Schema.Array(InviteView)
       }),
       error: [BadRequest, Forbidden]
-    }),
+    }).annotate(OpenApi.Summary, "List members and pending invites"),
     HttpApiEndpoint.post("invite", "/api/invite-user", {
       payload: InviteRequest,
       success: Schema.Struct({
@@ -64,7 +66,7 @@ export class InvitesApi extends HttpApiGroup.make("invites")
         email_sent: Schema.Boolean
       }),
       error: [BadRequest, Forbidden, Conflict]
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(OpenApi.Summary, "Invite a member by email").annotateMerge(OpenApi.annotations({
       description: "Invites an email as member (default) or admin. Inviting the same email again refreshes the " +
         "pending invite. The invite is accepted on the invitee's first signed-in request with that (verified) " +
         "email; it expires after 7 days. 409 `already_member` when the email already belongs to a member."
@@ -78,7 +80,7 @@ export class InvitesApi extends HttpApiGroup.make("invites")
         invite_id: Schema.optionalKey(InviteId)
       }),
       error: [BadRequest, Forbidden, NotFound, Conflict]
-    }).annotateMerge(OpenApi.annotations({
+    }).annotate(OpenApi.Summary, "Remove a member or revoke an invite").annotateMerge(OpenApi.annotations({
       description: "Removes a member (`user_id`) or revokes a pending invite (`invite_id`); give exactly one. " +
         "The owner cannot be removed (409 `owner_cannot_be_removed`)."
     }))

@@ -1,10 +1,20 @@
-import { Schema } from "effect"
+import { DateTime, Effect, Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
 
 /** Timestamps on the wire: ISO 8601 UTC with milliseconds. */
-export const Timestamp = Schema.DateTimeUtcFromString.annotate({
-  description: "ISO 8601 UTC with milliseconds",
-  examples: ["2026-11-21T10:00:00.000Z" as never]
-})
+export const Timestamp = Schema.String.annotate({
+  format: "date-time",
+  description: "ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z"
+}).pipe(Schema.decodeTo(
+  Schema.DateTimeUtc,
+  SchemaTransformation.transformEffect<DateTime.Utc, string>({
+    decode: (s, options) =>
+      Option.match(DateTime.make(s), {
+        onNone: () => Effect.fail(new SchemaIssue.InvalidValue({ expected: "an ISO 8601 date-time" }, s, options)),
+        onSome: (dt) => Effect.succeed(DateTime.toUtc(dt))
+      }),
+    encode: (utc) => Effect.succeed(DateTime.formatIso(utc))
+  })
+))
 export const NullableTimestamp = Schema.NullOr(Timestamp)
 
 export const Uuid = Schema.String.check(Schema.isUUID())

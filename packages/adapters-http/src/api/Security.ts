@@ -2,7 +2,7 @@ import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Principal } from "@podium/domain/Principal"
 import type { Scope } from "@podium/domain/Scope"
-import { Forbidden, Unauthorized } from "./Errors.ts"
+import { BadRequest, Forbidden, InternalError, PayloadTooLarge, Unauthorized } from "./Errors.ts"
 
 /** The caller, as established by the route's authentication middleware. */
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()(
@@ -48,4 +48,13 @@ export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provid
 export class PushAuth extends HttpApiMiddleware.Service<PushAuth, { provides: CurrentPrincipal }>()(
   "@podium/adapters-http/api/Security/PushAuth",
   { security: { ApiToken: apiTokenScheme, PushToken: pushTokenScheme }, error: [Unauthorized, Forbidden] }
+) {}
+
+/**
+ * On every endpoint: what the request pipeline itself answers (documents 400 `validation_failed`,
+ * 413 `payload_too_large` and 500 `internal` in the OpenAPI document). It changes nothing at run time.
+ */
+export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()(
+  "@podium/adapters-http/api/Security/RequestErrors",
+  { error: [BadRequest, PayloadTooLarge, InternalError] }
 ) {}

@@ -7,7 +7,7 @@ import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
 import { Label, NullableTimestamp, Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"
 
-export class TokenView extends Schema.Class<TokenView>("Token")({
+export const TokenView = Schema.Struct({
   id: TokenId,
   business_id: WorkspaceId,
   name: Schema.String,
@@ -15,13 +15,14 @@ export class TokenView extends Schema.Class<TokenView>("Token")({
   scopes: Schema.Array(Scope),
   status: TokenStatus,
   expires_at: NullableTimestamp,
-  budget_limit: Schema.NullOr(Schema.Number),
+  budget_limit: Schema.NullOr(Schema.Finite),
   budget_reset_interval: Schema.NullOr(BudgetResetInterval),
   created_by: Schema.NullOr(UserId),
   created_at: Timestamp,
   last_used_at: NullableTimestamp,
   revoked_at: NullableTimestamp
-}) {}
+}).annotate({ identifier: "Token" })
+export type TokenView = typeof TokenView.Type
 
 export const CreateTokenRequest = Schema.Struct({
   name: Label(200),
@@ -32,14 +33,16 @@ export const CreateTokenRequest = Schema.Struct({
   budget_reset_interval: Schema.optionalKey(Schema.NullOr(BudgetResetInterval))
 })
 
-export class CreatedTokenView extends Schema.Class<CreatedTokenView>("CreatedToken")({
+export const CreatedTokenView = Schema.Struct({
   token: TokenView,
   secret: Schema.String.annotate({ description: "The bearer secret. Shown once; store it now." })
-}) {}
+}).annotate({ identifier: "CreatedToken" })
+export type CreatedTokenView = typeof CreatedTokenView.Type
 
 const BusinessQuery = { business_id: Schema.optionalKey(WorkspaceId) }
 const TokenParams = { token_id: TokenId }
-const errors = [BadRequest, Forbidden, NotFound]
+const errors = [BadRequest, Forbidden]
+const tokenErrors = [BadRequest, Forbidden, NotFound]
 
 export class TokensApi extends HttpApiGroup.make("tokens")
   .add(
@@ -47,22 +50,22 @@ export class TokensApi extends HttpApiGroup.make("tokens")
       query: BusinessQuery,
       success: Schema.Struct({ business_id: WorkspaceId, tokens: Schema.Array(TokenView) }),
       error: errors
-    }),
+    }).annotate(OpenApi.Summary, "List the workspace's API tokens (never their secrets)"),
     HttpApiEndpoint.post("create", "/api/tokens", {
       payload: CreateTokenRequest,
       success: CreatedTokenView.pipe(HttpApiSchema.status(201)),
       error: errors
-    }),
+    }).annotate(OpenApi.Summary, "Create an API token; the secret is returned once"),
     HttpApiEndpoint.post("revoke", "/api/tokens/:token_id/revoke", {
       params: TokenParams,
       success: Schema.Struct({ token: TokenView }),
-      error: errors
-    }),
+      error: tokenErrors
+    }).annotate(OpenApi.Summary, "Revoke an API token (idempotent)"),
     HttpApiEndpoint.delete("remove", "/api/tokens/:token_id", {
       params: TokenParams,
       success: Schema.Struct({ id: TokenId, deleted: Schema.Literal(true) }),
-      error: errors
-    })
+      error: tokenErrors
+    }).annotate(OpenApi.Summary, "Delete an API token")
   )
   .middleware(SessionAuth)
   .annotateMerge(OpenApi.annotations({

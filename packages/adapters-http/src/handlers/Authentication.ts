@@ -4,7 +4,7 @@ import type { Principal } from "@podium/domain/Principal"
 import { grants } from "@podium/domain/Scope"
 import { Authentication } from "@podium/domain/services/Authentication"
 import type { HttpApiEndpoint } from "effect/http-api"
-import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequiredScope, SessionAuth } from "../api/Security.ts"
+import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequestErrors, RequiredScope, SessionAuth } from "../api/Security.ts"
 import { toApiError } from "./ErrorMapping.ts"
 
 const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
@@ -34,6 +34,7 @@ const authenticated = <A, E, R>(
   )
 
 export const AuthenticationLive = Layer.mergeAll(
+  Layer.succeed(RequestErrors, RequestErrors.of((httpEffect) => httpEffect)),
   Layer.effect(
     ApiTokenAuth,
     Effect.gen(function*() {

@@ -14,7 +14,7 @@ export const DatasetsHttp = HttpApiBuilder.group(
     return handlers.handle("hubCheck", ({ payload }) =>
       Effect.gen(function*() {
         const result = yield* hub.check(yield* CurrentPrincipal, payload)
-        return new HubCheckView({
+        return HubCheckView.make({
           dataset_url: payload.dataset_url,
           dataset_id: result.dataset.id,
           business_id: result.workspaceId,

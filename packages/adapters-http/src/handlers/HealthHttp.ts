@@ -15,7 +15,7 @@ export const HealthHttp = HttpApiBuilder.group(
     return handlers.handle("check", () =>
       Effect.gen(function*() {
         if (yield* readiness.database) {
-          return new Health({ ok: true, service: serviceName, version: serviceVersion, database: "up" })
+          return Health.make({ ok: true, service: serviceName, version: serviceVersion, database: "up" })
         }
         return yield* Effect.fail(new Unhealthy({
           ok: false,

@@ -18,7 +18,7 @@ export const IntegrationsHttp = HttpApiBuilder.group(
           token: Redacted.make(payload.token),
           business_id: payload.business_id
         })
-        return new IntegrationView({
+        return IntegrationView.make({
           provider: payload.provider,
           valid: true,
           stored: true,

@@ -8,7 +8,7 @@ import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "./ErrorMapping.ts"
 
 const inviteView = (invite: Invite) =>
-  new InviteView({
+  InviteView.make({
     id: invite.id,
     business_id: invite.workspace_id,
     email: invite.email,
@@ -32,7 +32,7 @@ export const InvitesHttp = HttpApiBuilder.group(
           const listed = yield* members.list(yield* CurrentPrincipal, query.business_id)
           return {
             business_id: listed.workspaceId,
-            members: listed.members.map((m) => new MemberView(m)),
+            members: listed.members.map((m) => MemberView.make(m)),
             invites: listed.invites.map(inviteView)
           }
         }).pipe(mapDomainErrors))

@@ -8,7 +8,7 @@ import { CreatedTokenView, TokenView } from "../api/TokensApi.ts"
 import { mapDomainErrors } from "./ErrorMapping.ts"
 
 export const tokenView = (token: ApiToken, now: DateTime.Utc) =>
-  new TokenView({
+  TokenView.make({
     id: token.id,
     business_id: token.workspace_id,
     name: token.name,
@@ -41,7 +41,7 @@ export const TokensHttp = HttpApiBuilder.group(
       .handle("create", ({ payload }) =>
         Effect.gen(function*() {
           const created = yield* tokens.create(yield* CurrentPrincipal, payload)
-          return new CreatedTokenView({
+          return CreatedTokenView.make({
             token: tokenView(created.token, yield* DateTime.now),
             secret: Redacted.value(created.secret)
           })
