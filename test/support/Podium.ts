@@ -4,11 +4,11 @@ import { HttpServer } from "effect/http"
 import { SignJWT } from "jose"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync } from "node:fs"
-import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { LoggingLive, makeApp } from "@podium/server/App"
 import { loadConfig, type PodiumConfig } from "@podium/server/Config"
+import { createHoldingServer } from "@podium/server/HoldingServer"
 import { freshDatabaseUrl } from "./database.ts"
 
 export const sessionSecret = "test-session-secret-that-is-long-enough-0123456789"
@@ -49,7 +49,7 @@ export const startPodium = async (env: Record<string, string | undefined> = {}):
     ...env,
     DATABASE_URL: databaseUrl
   }))
-  const server = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+  const server = NodeHttpServer.layer(createHoldingServer, { port: 0, host: "127.0.0.1" })
   const runtime = ManagedRuntime.make(
     makeApp(config, server).pipe(Layer.provide(LoggingLive(config)))
   )

@@ -1,21 +1,13 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { ApiToken, BudgetResetInterval } from "@podium/domain/ApiToken"
-import { TokenId, UserId, WorkspaceId } from "@podium/domain/Ids"
+import { ApiToken } from "@podium/domain/ApiToken"
 import { ApiTokenRepository } from "@podium/domain/ports/ApiTokenRepository"
-import { Scope } from "@podium/domain/Scope"
 import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "./Rows.ts"
 
+/** The domain's fields, with timestamps as the driver returns them (Date). */
 const TokenRow = Schema.Struct({
-  id: TokenId,
-  workspace_id: WorkspaceId,
-  name: Schema.String,
-  display_prefix: Schema.String,
-  scopes: Schema.Array(Scope),
+  ...ApiToken.fields,
   expires_at: NullableTimestamp,
-  budget_limit: Schema.NullOr(Schema.Number),
-  budget_reset_interval: Schema.NullOr(BudgetResetInterval),
-  created_by: Schema.NullOr(UserId),
   created_at: Timestamp,
   last_used_at: NullableTimestamp,
   revoked_at: NullableTimestamp

@@ -1,22 +1,15 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Email, InviteId, UserId, WorkspaceId } from "@podium/domain/Ids"
-import { Invite, InviteRole, InviteStatus } from "@podium/domain/Invite"
+import { Invite } from "@podium/domain/Invite"
 import { InviteRepository } from "@podium/domain/ports/InviteRepository"
 import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "./Rows.ts"
 
+/** The domain's fields, with timestamps as the driver returns them (Date). */
 const InviteRow = Schema.Struct({
-  id: InviteId,
-  workspace_id: WorkspaceId,
-  email: Email,
-  role: InviteRole,
-  status: InviteStatus,
-  invited_by: Schema.NullOr(UserId),
-  redirect_to: Schema.NullOr(Schema.String),
+  ...Invite.fields,
   created_at: Timestamp,
   expires_at: Timestamp,
-  accepted_at: NullableTimestamp,
-  accepted_by: Schema.NullOr(UserId)
+  accepted_at: NullableTimestamp
 })
 const toInvite = (row: typeof InviteRow.Type) => new Invite(row)
 

@@ -1,24 +1,12 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { UserId, WorkspaceId } from "@podium/domain/Ids"
 import { WorkspaceRepository } from "@podium/domain/ports/WorkspaceRepository"
-import { Member, Membership, Role, User } from "@podium/domain/Workspace"
+import { Member, Membership, User } from "@podium/domain/Workspace"
 import { Timestamp, toDate } from "./Rows.ts"
 
-const MembershipRow = Schema.Struct({
-  workspace_id: WorkspaceId,
-  user_id: UserId,
-  role: Role,
-  personal: Schema.Boolean,
-  joined_at: Timestamp
-})
-const MemberRow = Schema.Struct({
-  user_id: UserId,
-  email: Schema.NullOr(Schema.String),
-  role: Role,
-  joined_at: Timestamp
-})
-const UserRow = Schema.Struct({ id: UserId, subject: Schema.String, email: Schema.NullOr(Schema.String) })
+const MembershipRow = Schema.Struct({ ...Membership.fields, joined_at: Timestamp })
+const MemberRow = Schema.Struct({ ...Member.fields, joined_at: Timestamp })
+const UserRow = Schema.Struct(User.fields)
 const Pair = Schema.Struct({ workspaceId: Schema.String, userId: Schema.String })
 
 export const WorkspaceRepositoryPg = Layer.effect(

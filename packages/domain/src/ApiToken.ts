@@ -54,6 +54,37 @@ export const statusAt = (token: Pick<ApiToken, "revoked_at" | "expires_at">, now
 /** Scopes a token gets when the request names none: everything. */
 export const defaultScopes: ReadonlyArray<Scope> = Scopes
 
+export interface TokenRequest {
+  readonly name: string
+  readonly scopes?: ReadonlyArray<Scope> | undefined
+  readonly expires_in?: ExpiresIn | undefined
+  readonly budget_limit?: number | null | undefined
+  readonly budget_reset_interval?: BudgetResetInterval | null | undefined
+}
+
+/** A new, active token as requested: duplicate scopes folded, none meaning all, expiry from `now`. */
+export const issue = (request: TokenRequest, issued: {
+  readonly id: TokenId
+  readonly workspaceId: WorkspaceId
+  readonly displayPrefix: string
+  readonly createdBy: UserId | null
+  readonly now: DateTime.Utc
+}): ApiToken =>
+  new ApiToken({
+    id: issued.id,
+    workspace_id: issued.workspaceId,
+    name: request.name,
+    display_prefix: issued.displayPrefix,
+    scopes: request.scopes === undefined || request.scopes.length === 0 ? defaultScopes : [...new Set(request.scopes)],
+    expires_at: Option.getOrNull(expiryFor(request.expires_in ?? "none", issued.now)),
+    budget_limit: request.budget_limit ?? null,
+    budget_reset_interval: request.budget_reset_interval ?? null,
+    created_by: issued.createdBy,
+    created_at: issued.now,
+    last_used_at: null,
+    revoked_at: null
+  })
+
 /** Start of the budget window that contains `now` (UTC days, weeks from Monday, months). */
 export const budgetWindowStart = (interval: BudgetResetInterval, now: DateTime.Utc): DateTime.Utc => {
   const day = DateTime.startOf(now, "day")

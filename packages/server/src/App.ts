@@ -1,12 +1,11 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { NodeCrypto } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Logger, Option, Redacted, References } from "effect"
+import { Effect, Layer, Logger, Option, References } from "effect"
 import { SingleRunner } from "effect/cluster"
-import { type HttpServer, HttpRouter } from "effect/http"
+import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
-import { createServer } from "node:http"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { Api } from "@podium/adapters-http/api/Api"
 import { SessionVerifierJose } from "@podium/adapters-http/auth/SessionVerifierJose"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
@@ -40,6 +39,7 @@ import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
 import { Integrations } from "@podium/domain/services/Integrations"
 import { Members } from "@podium/domain/services/Members"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
+import { createHoldingServer } from "./HoldingServer.ts"
 import { JobsLive } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
@@ -161,17 +161,17 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
   const services = ServicesLive(config).pipe(Layer.provideMerge(DatabaseLive(config)))
   const jobs = JobsLive.pipe(Layer.provide(ClusterLive))
   const http = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.tap(() =>
+      Effect.gen(function*() {
+        const { address } = yield* HttpServer.HttpServer
+        yield* Effect.logInfo("podium listening").pipe(Effect.annotateLogs({ url: HttpServer.formatAddress(address) }))
+      })
+    ),
     Layer.provideMerge(server)
   )
   return Layer.mergeAll(http, jobs).pipe(Layer.provide(services))
 }
 
 export const AppLive = (config: PodiumConfig) =>
-  makeApp(config, NodeHttpServer.layer(createServer, { port: config.port, host: config.host })).pipe(
-    Layer.tap(() =>
-      Effect.logInfo("podium listening").pipe(Effect.annotateLogs({ url: `http://${config.host}:${config.port}` }))
-    )
-  )
+  makeApp(config, NodeHttpServer.layer(createHoldingServer, { port: config.port, host: config.host }))
 
-export const redactedUrl = (url: Redacted.Redacted<string>) => Redacted.value(url).replace(/:[^:@/]*@/, ":***@")
-export const embeddedDataPath = (config: PodiumConfig) => join(resolve(config.dataDir), "pg")

@@ -1,22 +1,20 @@
 import { NodeServices } from "@effect/platform-node"
-import { Console, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Console, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { SqlClient } from "effect/sql"
-import { ExpiresIn } from "@podium/domain/ApiToken"
-import { Scope, Scopes } from "@podium/domain/Scope"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { runMigrations } from "@podium/adapters-pg/Migrations"
+import { ApiTokenPrefix, ExpiresIn, issue } from "@podium/domain/ApiToken"
+import type { TokenId, WorkspaceId } from "@podium/domain/Ids"
 import { ApiTokenRepository } from "@podium/domain/ports/ApiTokenRepository"
 import { IdGenerator } from "@podium/domain/ports/IdGenerator"
 import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
-import { ApiToken, ApiTokenPrefix, expiryFor } from "@podium/domain/ApiToken"
-import type { TokenId, WorkspaceId } from "@podium/domain/Ids"
+import { Scope, Scopes } from "@podium/domain/Scope"
 import { AppLive, DatabaseClientLive, DatabaseLive, LoggingLive } from "./App.ts"
-import { runMigrations } from "@podium/adapters-pg/Migrations"
 import { loadConfig, type PodiumConfig } from "./Config.ts"
 import { mintDevSession } from "./DevSession.ts"
-import { DateTime } from "effect"
 
 const withConfig = <A, E, R>(f: (config: PodiumConfig) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(loadConfig(), f)
@@ -78,21 +76,13 @@ const tokenCreate = Command.make("create", {
       const secrets = yield* TokenSecrets
       const ids = yield* IdGenerator
       const repository = yield* ApiTokenRepository
-      const now = yield* DateTime.now
       const minted = yield* secrets.mint(ApiTokenPrefix)
-      const token = new ApiToken({
+      const token = issue({ name, scopes: scopeList, expires_in: expiresIn }, {
         id: (yield* ids.next) as TokenId,
-        workspace_id: workspaceId,
-        name,
-        display_prefix: minted.displayPrefix,
-        scopes: scopeList,
-        expires_at: Option.getOrNull(expiryFor(expiresIn, now)),
-        budget_limit: null,
-        budget_reset_interval: null,
-        created_by: null,
-        created_at: now,
-        last_used_at: null,
-        revoked_at: null
+        workspaceId,
+        displayPrefix: minted.displayPrefix,
+        createdBy: null,
+        now: yield* DateTime.now
       })
       yield* repository.insert(token, minted.hash)
       yield* Console.log(JSON.stringify({ id: token.id, business_id: workspaceId, scopes: scopeList, secret: Redacted.value(minted.secret) }))

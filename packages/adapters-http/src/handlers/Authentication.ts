@@ -33,23 +33,30 @@ const authenticated = <A, E, R>(
     Effect.flatMap((p) => Effect.provideService(httpEffect, CurrentPrincipal, p))
   )
 
+/** `Authorization: Bearer`: an API token (`pod_…`, scope checked) or a signed-in session. */
+const bearer = (auth: Authentication["Service"]) =>
+<A, E, R>(
+  httpEffect: Effect.Effect<A, E, R>,
+  { credential, endpoint }: { readonly credential: Redacted.Redacted<string>; readonly endpoint: HttpApiEndpoint.Top }
+) =>
+  authenticated(
+    Effect.gen(function*() {
+      const value = Redacted.value(credential)
+      if (value === "") return yield* missing
+      const principal = Authentication.isApiTokenSecret(value)
+        ? yield* auth.apiToken(credential)
+        : yield* auth.session(credential)
+      return yield* checkScope(principal, endpoint)
+    }),
+    httpEffect
+  )
+
 export const AuthenticationLive = Layer.mergeAll(
   Layer.succeed(RequestErrors, RequestErrors.of((httpEffect) => httpEffect)),
   Layer.effect(
     ApiTokenAuth,
     Effect.gen(function*() {
-      const auth = yield* Authentication
-      return ApiTokenAuth.of({
-        ApiToken: (httpEffect, { credential, endpoint }) =>
-          authenticated(Effect.gen(function*() {
-            const value = Redacted.value(credential)
-            if (value === "") return yield* missing
-            const principal = Authentication.isApiTokenSecret(value)
-              ? yield* auth.apiToken(credential)
-              : yield* auth.session(credential)
-            return yield* checkScope(principal, endpoint)
-          }), httpEffect)
-      })
+      return ApiTokenAuth.of({ ApiToken: bearer(yield* Authentication) })
     })
   ),
   Layer.effect(
@@ -72,15 +79,7 @@ export const AuthenticationLive = Layer.mergeAll(
     Effect.gen(function*() {
       const auth = yield* Authentication
       return PushAuth.of({
-        ApiToken: (httpEffect, { credential, endpoint }) =>
-          authenticated(Effect.gen(function*() {
-            const value = Redacted.value(credential)
-            if (value === "") return yield* missing
-            const principal = Authentication.isApiTokenSecret(value)
-              ? yield* auth.apiToken(credential)
-              : yield* auth.session(credential)
-            return yield* checkScope(principal, endpoint)
-          }), httpEffect),
+        ApiToken: bearer(auth),
         PushToken: (httpEffect, { credential }) =>
           authenticated(Effect.gen(function*() {
             if (Redacted.value(credential) === "") return yield* missing

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import type { Forbidden as ForbiddenError, InsufficientScope, Unauthenticated } from "@podium/domain/AuthErrors"
 import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/CommonErrors"
 import type { IntegrationTokenRejected, IntegrationUnavailable } from "@podium/domain/IntegrationErrors"
-import type { AlreadyMember, InviteNotPending, OwnerCannotBeRemoved } from "@podium/domain/WorkspaceErrors"
+import type { AlreadyMember, InviteNotPending } from "@podium/domain/WorkspaceErrors"
 import type { HubDatasetNotFound } from "@podium/domain/HubDataset"
 import { apiError, BadGateway, BadRequest, Conflict, Forbidden, NotFound, Unauthorized } from "../api/Errors.ts"
 

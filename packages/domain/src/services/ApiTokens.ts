@@ -1,30 +1,17 @@
 import { Context, DateTime, Effect, Layer, Option, type Redacted, Result } from "effect"
-import {
-  ApiToken,
-  ApiTokenPrefix,
-  type BudgetResetInterval,
-  defaultScopes,
-  expiryFor,
-  type ExpiresIn
-} from "../ApiToken.ts"
+import { type ApiToken, ApiTokenPrefix, issue, type TokenRequest } from "../ApiToken.ts"
 import type { Forbidden } from "../AuthErrors.ts"
 import { InvalidInput, NotFound } from "../CommonErrors.ts"
 import type { TokenId, WorkspaceId } from "../Ids.ts"
 import type { Principal } from "../Principal.ts"
-import type { Scope } from "../Scope.ts"
 import { ApiTokenRepository } from "../ports/ApiTokenRepository.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
 import { TokenSecrets } from "../ports/TokenSecrets.ts"
 import { requireAdministrator } from "../Workspace.ts"
 import { administratorOf, visibleMembership } from "./Access.ts"
 
-export interface CreateTokenInput {
-  readonly name: string
+export interface CreateTokenInput extends TokenRequest {
   readonly business_id?: WorkspaceId | undefined
-  readonly scopes?: ReadonlyArray<Scope> | undefined
-  readonly expires_in?: ExpiresIn | undefined
-  readonly budget_limit?: number | null | undefined
-  readonly budget_reset_interval?: BudgetResetInterval | null | undefined
 }
 
 export interface CreatedToken {
@@ -69,19 +56,12 @@ export class ApiTokens extends Context.Service<ApiTokens, {
         yield* Effect.fromResult(checkBudget(input))
         const now = yield* DateTime.now
         const minted = yield* secrets.mint(ApiTokenPrefix)
-        const token = new ApiToken({
+        const token = issue(input, {
           id: (yield* ids.next) as TokenId,
-          workspace_id: membership.workspace_id,
-          name: input.name,
-          display_prefix: minted.displayPrefix,
-          scopes: input.scopes === undefined || input.scopes.length === 0 ? defaultScopes : [...new Set(input.scopes)],
-          expires_at: Option.getOrNull(expiryFor(input.expires_in ?? "none", now)),
-          budget_limit: input.budget_limit ?? null,
-          budget_reset_interval: input.budget_reset_interval ?? null,
-          created_by: membership.user_id,
-          created_at: now,
-          last_used_at: null,
-          revoked_at: null
+          workspaceId: membership.workspace_id,
+          displayPrefix: minted.displayPrefix,
+          createdBy: membership.user_id,
+          now
         })
         yield* tokens.insert(token, minted.hash)
         return { token, secret: minted.secret }
