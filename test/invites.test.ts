@@ -5,10 +5,20 @@ import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
 const mails: Array<{ to: ReadonlyArray<string>; raw: string }> = []
+/** Recipients whose next N deliveries the fake SMTP server refuses (a temporary failure). */
+const refuse = new Map<string, number>()
 const smtp = new SMTPServer({
   authOptional: true,
   disabledCommands: ["STARTTLS", "AUTH"],
   logger: false,
+  onRcptTo(address, _session, callback) {
+    const left = refuse.get(address.address) ?? 0
+    if (left > 0) {
+      refuse.set(address.address, left - 1)
+      return callback(Object.assign(new Error("mailbox busy, try later"), { responseCode: 451 }))
+    }
+    callback()
+  },
   onData(stream, envelope, callback) {
     const chunks: Array<Buffer> = []
     stream.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -22,11 +32,12 @@ const smtp = new SMTPServer({
 let podium: Podium
 let owner: string
 let workspace: string
+let smtpUrl: string
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve))
-  const port = (smtp.server.address() as AddressInfo).port
-  podium = await startPodium({ SMTP_URL: `smtp://127.0.0.1:${port}`, PUBLIC_BASE_URL: "https://podium.example.com" })
+  smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`
+  podium = await startPodium({ SMTP_URL: smtpUrl, PUBLIC_BASE_URL: "https://podium.example.com" })
   owner = await session("inv-owner")
   workspace = (await podium.request("GET", "/api/invite-user", { token: owner })).body.business_id
 })
@@ -39,8 +50,16 @@ const invite = (json: Record<string, unknown>, token = owner) => podium.request(
 const list = (token = owner, businessId = workspace) =>
   podium.request("GET", `/api/invite-user?business_id=${businessId}`, { token })
 
+/** The mail state of a pending invite, as the list shows it. */
+const mailOf = async (inviteId: string, via: Podium = podium) => {
+  const listed = await via.request("GET", `/api/invite-user?business_id=${workspace}`, { token: owner })
+  return listed.body.invites.find((i: { id: string }) => i.id === inviteId)?.mail
+}
+const decode = (raw: string) =>
+  raw.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)))
+
 describe("inviting", () => {
-  it("creates a pending invite, mails the accept link and lists it", async () => {
+  it("creates a pending invite, delivers the accept link by mail and lists it", async () => {
     const reply = await invite({ email: "New.Person@Example.com", business_id: workspace })
     expect(reply.status).toBe(200)
     expect(reply.body.invite).toMatchObject({
@@ -48,19 +67,20 @@ describe("inviting", () => {
       role: "member",
       status: "pending",
       business_id: workspace,
-      accepted_at: null
+      accepted_at: null,
+      mail: { status: "queued", attempts: 0, last_error: null, sent_at: null }
     })
-    expect(reply.body.email_sent).toBe(true)
     const link = new URL(reply.body.accept_url)
     expect(link.origin).toBe("https://podium.example.com")
     expect(link.searchParams.get("invite_id")).toBe(reply.body.invite.id)
     const expires = Date.parse(reply.body.invite.expires_at) - Date.parse(reply.body.invite.created_at)
     expect(expires).toBe(7 * 86_400_000)
 
-    const mail = mails.find((m) => m.to.includes("new.person@example.com"))
-    const decoded = (mail?.raw ?? "").replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)))
-    expect(decoded).toContain("invite_id=" + reply.body.invite.id)
-    expect(decoded).toContain("as member")
+    await expect.poll(() => mailOf(reply.body.invite.id), { timeout: 15_000 }).toMatchObject({ status: "sent", attempts: 1 })
+    const mail = mails.filter((m) => m.to.includes("new.person@example.com"))
+    expect(mail).toHaveLength(1)
+    expect(decode(mail[0]!.raw)).toContain("invite_id=" + reply.body.invite.id)
+    expect(decode(mail[0]!.raw)).toContain("as member")
 
     const listed = await list()
     expect(listed.body.invites.map((i: { id: string }) => i.id)).toContain(reply.body.invite.id)
@@ -113,6 +133,51 @@ describe("inviting", () => {
     const late = await session("inv-late", { email: "late@example.com" })
     expect((await podium.request("GET", `/api/invite-user?business_id=${workspace}`, { token: late })).status).toBe(403)
     expect((await list()).body.invites.map((i: { id: string }) => i.id)).not.toContain(sent.body.invite.id)
+  })
+})
+
+describe("durable mail delivery", () => {
+  it("retries a refused mail with backoff until it is delivered", async () => {
+    refuse.set("busy@example.com", 2)
+    const sent = await invite({ email: "busy@example.com" })
+    await expect.poll(() => mailOf(sent.body.invite.id), { timeout: 20_000, interval: 250 }).toMatchObject({
+      status: "sent",
+      attempts: 3,
+      last_error: null
+    })
+    expect(mails.filter((m) => m.to.includes("busy@example.com"))).toHaveLength(1)
+  })
+
+  it("does not mail an invite that was revoked before delivery", async () => {
+    refuse.set("changed-mind@example.com", 1)
+    const sent = await invite({ email: "changed-mind@example.com" })
+    await expect.poll(() => mailOf(sent.body.invite.id), { timeout: 10_000, interval: 100 }).toMatchObject({
+      status: "queued",
+      attempts: 1
+    })
+    await podium.request("DELETE", "/api/invite-user", {
+      token: owner,
+      json: { business_id: workspace, invite_id: sent.body.invite.id }
+    })
+    await expect.poll(async () => {
+      const rows = await query(podium.databaseUrl, (sql) =>
+        sql`SELECT mail_status FROM invites WHERE id = ${sent.body.invite.id}`)
+      return rows[0]?.["mail_status"]
+    }, { timeout: 15_000, interval: 250 }).toBe("skipped")
+    expect(mails.filter((m) => m.to.includes("changed-mind@example.com"))).toHaveLength(0)
+  })
+
+  it("a delivery interrupted by a restart is finished by the next instance", async () => {
+    refuse.set("restart@example.com", 1)
+    const sent = await invite({ email: "restart@example.com" })
+    await expect.poll(() => mailOf(sent.body.invite.id), { timeout: 10_000, interval: 100 }).toMatchObject({ attempts: 1 })
+    await podium.stop() // waiting out its backoff
+    podium = await startPodium({ DATABASE_URL: podium.databaseUrl, SMTP_URL: smtpUrl, PUBLIC_BASE_URL: "https://podium.example.com" })
+    await expect.poll(() => mailOf(sent.body.invite.id), { timeout: 20_000, interval: 250 }).toMatchObject({
+      status: "sent",
+      attempts: 2
+    })
+    expect(mails.filter((m) => m.to.includes("restart@example.com"))).toHaveLength(1)
   })
 })
 

@@ -9,7 +9,8 @@ const InviteRow = Schema.Struct({
   ...Invite.fields,
   created_at: Timestamp,
   expires_at: Timestamp,
-  accepted_at: NullableTimestamp
+  accepted_at: NullableTimestamp,
+  mail_sent_at: NullableTimestamp
 })
 const toInvite = (row: typeof InviteRow.Type) => new Invite(row)
 
@@ -18,7 +19,7 @@ export const InviteRepositoryPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql`id, workspace_id, email, role, status, invited_by, redirect_to, created_at, expires_at,
-      accepted_at, accepted_by`
+      accepted_at, accepted_by, mail_status, mail_attempts, mail_last_error, mail_sent_at`
 
     const upsert = SqlSchema.findOneOption({
       Request: InviteRow,
@@ -29,7 +30,8 @@ export const InviteRepositoryPg = Layer.effect(
               ${i.created_at}, ${i.expires_at})
             ON CONFLICT (workspace_id, lower(email)) WHERE status = 'pending'
             DO UPDATE SET role = EXCLUDED.role, invited_by = EXCLUDED.invited_by, redirect_to = EXCLUDED.redirect_to,
-              expires_at = EXCLUDED.expires_at
+              expires_at = EXCLUDED.expires_at, mail_status = 'queued', mail_attempts = 0, mail_last_error = NULL,
+              mail_sent_at = NULL
             RETURNING ${columns}`
     })
     const find = SqlSchema.findOneOption({
@@ -79,6 +81,11 @@ export const InviteRepositoryPg = Layer.effect(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),
+      recordMail: (id, attempt) =>
+        sql`UPDATE invites SET mail_status = ${attempt.status}, mail_attempts = ${attempt.attempts},
+              mail_last_error = ${attempt.lastError},
+              mail_sent_at = CASE WHEN ${attempt.status} = 'sent' THEN ${toDate(attempt.at)} ELSE mail_sent_at END
+            WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
       expireOverdue: (now) =>
         sql`UPDATE invites SET status = 'expired' WHERE status = 'pending' AND expires_at <= ${toDate(now)} RETURNING id`
           .pipe(Effect.map((rows) => rows.length), Effect.orDie)

@@ -2,10 +2,12 @@ import { PgMigrator } from "@effect/sql-pg"
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import workspaces from "./migrations/0001_workspaces.ts"
+import inviteMail from "./migrations/0002_invite_mail.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
-  "0001_workspaces": workspaces
+  "0001_workspaces": workspaces,
+  "0002_invite_mail": inviteMail
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

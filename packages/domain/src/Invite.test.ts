@@ -16,7 +16,11 @@ const pending = new Invite({
   created_at: t0,
   expires_at: expireAt(t0),
   accepted_at: null,
-  accepted_by: null
+  accepted_by: null,
+  mail_status: "queued",
+  mail_attempts: 0,
+  mail_last_error: null,
+  mail_sent_at: null
 })
 const user = "0190a000-0000-7000-8000-000000000003" as UserId
 const at = (hours: number) => DateTime.add(t0, { hours })

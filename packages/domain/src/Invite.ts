@@ -11,6 +11,9 @@ export type InviteStatus = typeof InviteStatus.Type
 /** How long an invite may wait for its first sign-in before it lapses. */
 export const inviteLifetime = Duration.days(7)
 
+export const MailStatus = Schema.Literals(["queued", "sent", "failed", "skipped"])
+export type MailStatus = typeof MailStatus.Type
+
 export class Invite extends Schema.Class<Invite>("Invite")({
   id: InviteId,
   workspace_id: WorkspaceId,
@@ -22,7 +25,12 @@ export class Invite extends Schema.Class<Invite>("Invite")({
   created_at: Schema.DateTimeUtc,
   expires_at: Schema.DateTimeUtc,
   accepted_at: Schema.NullOr(Schema.DateTimeUtc),
-  accepted_by: Schema.NullOr(UserId)
+  accepted_by: Schema.NullOr(UserId),
+  /** Delivery of the invite mail: queued until sent, failed after the last attempt, skipped once moot. */
+  mail_status: MailStatus,
+  mail_attempts: Schema.Int,
+  mail_last_error: Schema.NullOr(Schema.String),
+  mail_sent_at: Schema.NullOr(Schema.DateTimeUtc)
 }) {}
 
 /**

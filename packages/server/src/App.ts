@@ -2,7 +2,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { NodeCrypto } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Logger, Option, References } from "effect"
-import { SingleRunner } from "effect/cluster"
+import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { resolve } from "node:path"
@@ -40,6 +40,7 @@ import { Integrations } from "@podium/domain/services/Integrations"
 import { Members } from "@podium/domain/services/Members"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
+import { InviteMailLive, InviteMailQueueLive } from "./InviteMail.ts"
 import { JobsLive } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
@@ -59,7 +60,10 @@ export const DatabaseClientLive = (config: PodiumConfig) =>
 export const DatabaseLive = (config: PodiumConfig) =>
   MigrationsLayer.pipe(Layer.provideMerge(DatabaseClientLive(config)), Layer.orDie)
 
-/** Durable background work: one runner per process, shards leased through Postgres. */
+/**
+ * Durable background work (schedules and workflows): one runner per process, shards leased through
+ * Postgres advisory locks, so several instances share the work and a survivor takes over.
+ */
 export const ClusterLive = SingleRunner.layer({
   shardingConfig: { entityMessagePollInterval: "1 second" },
   runnerStorage: "sql"
@@ -158,8 +162,15 @@ export const LoggingLive = (config: PodiumConfig) =>
  * migrated and every service is ready, so no connection is accepted before it can be answered.
  */
 export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | HttpServer.HttpServer, E, R>) => {
-  const services = ServicesLive(config).pipe(Layer.provideMerge(DatabaseLive(config)))
-  const jobs = JobsLive.pipe(Layer.provide(ClusterLive))
+  const platform = ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(ClusterLive),
+    Layer.provideMerge(DatabaseLive(config))
+  )
+  const services = ServicesLive(config).pipe(
+    Layer.provideMerge(InviteMailQueueLive),
+    Layer.provideMerge(platform)
+  )
+  const jobs = Layer.mergeAll(JobsLive, InviteMailLive)
   const http = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {

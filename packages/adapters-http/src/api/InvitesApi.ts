@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Email, InviteId, UserId, WorkspaceId } from "@podium/domain/Ids"
-import { InviteRole, InviteStatus } from "@podium/domain/Invite"
+import { InviteRole, InviteStatus, MailStatus } from "@podium/domain/Invite"
 import { Role } from "@podium/domain/Workspace"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
 import { NullableTimestamp, Timestamp } from "./Schemas.ts"
@@ -25,7 +25,16 @@ export const InviteView = Schema.Struct({
   redirect_to: Schema.NullOr(Schema.String),
   created_at: Timestamp,
   expires_at: Timestamp,
-  accepted_at: NullableTimestamp
+  accepted_at: NullableTimestamp,
+  mail: Schema.Struct({
+    status: MailStatus.annotate({
+      description: "`queued` until delivered (retried with backoff), `sent`, `failed` after the last attempt, " +
+        "or `skipped` when the invite stopped being pending first"
+    }),
+    attempts: Schema.Int,
+    last_error: Schema.NullOr(Schema.String),
+    sent_at: NullableTimestamp
+  })
 }).annotate({ identifier: "Invite" })
 export type InviteView = typeof InviteView.Type
 
@@ -62,14 +71,14 @@ export class InvitesApi extends HttpApiGroup.make("invites")
       payload: InviteRequest,
       success: Schema.Struct({
         invite: InviteView,
-        accept_url: Schema.String,
-        email_sent: Schema.Boolean
+        accept_url: Schema.String
       }),
       error: [BadRequest, Forbidden, Conflict]
     }).annotate(OpenApi.Summary, "Invite a member by email").annotateMerge(OpenApi.annotations({
       description: "Invites an email as member (default) or admin. Inviting the same email again refreshes the " +
         "pending invite. The invite is accepted on the invitee's first signed-in request with that (verified) " +
-        "email; it expires after 7 days. 409 `already_member` when the email already belongs to a member."
+        "email; it expires after 7 days. The mail is delivered by a durable job (retried with backoff, across restarts); " +
+        "`invite.mail` reports its progress. 409 `already_member` when the email already belongs to a member."
     })),
     HttpApiEndpoint.delete("remove", "/api/invite-user", {
       payload: RemoveRequest,

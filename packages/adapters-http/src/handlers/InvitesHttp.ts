@@ -18,7 +18,13 @@ const inviteView = (invite: Invite) =>
     redirect_to: invite.redirect_to,
     created_at: invite.created_at,
     expires_at: invite.expires_at,
-    accepted_at: invite.accepted_at
+    accepted_at: invite.accepted_at,
+    mail: {
+      status: invite.mail_status,
+      attempts: invite.mail_attempts,
+      last_error: invite.mail_last_error,
+      sent_at: invite.mail_sent_at
+    }
   })
 
 export const InvitesHttp = HttpApiBuilder.group(
@@ -39,7 +45,7 @@ export const InvitesHttp = HttpApiBuilder.group(
       .handle("invite", ({ payload }) =>
         Effect.gen(function*() {
           const sent = yield* members.invite(yield* CurrentPrincipal, payload)
-          return { invite: inviteView(sent.invite), accept_url: sent.acceptUrl, email_sent: sent.emailSent }
+          return { invite: inviteView(sent.invite), accept_url: sent.acceptUrl }
         }).pipe(mapDomainErrors))
       .handle("remove", ({ payload }) =>
         Effect.gen(function*() {

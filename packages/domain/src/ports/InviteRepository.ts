@@ -1,6 +1,6 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { InviteId, UserId, WorkspaceId } from "../Ids.ts"
-import type { Invite } from "../Invite.ts"
+import type { Invite, MailStatus } from "../Invite.ts"
 import type { Role } from "../Workspace.ts"
 
 /** Invites. At most one pending invite per workspace and email (the database enforces it). */
@@ -14,6 +14,11 @@ export class InviteRepository extends Context.Service<InviteRepository, {
   readonly accept: (invite: Invite, userId: UserId, role: Role) => Effect.Effect<boolean>
   /** Stores a transition out of pending; false if it was no longer pending. */
   readonly settle: (invite: Invite) => Effect.Effect<boolean>
+  /** Records one delivery attempt of the invite mail. */
+  readonly recordMail: (
+    id: InviteId,
+    attempt: { readonly status: MailStatus; readonly attempts: number; readonly lastError: string | null; readonly at: DateTime.Utc }
+  ) => Effect.Effect<void>
   /** Marks every pending invite whose expiry has passed as expired; returns how many. */
   readonly expireOverdue: (now: DateTime.Utc) => Effect.Effect<number>
 }>()("@podium/domain/ports/InviteRepository") {}

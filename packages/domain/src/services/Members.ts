@@ -7,7 +7,7 @@ import type { Principal } from "../Principal.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
 import { InviteRepository } from "../ports/InviteRepository.ts"
 import { Links } from "../ports/Links.ts"
-import { Mailer } from "../ports/Mailer.ts"
+import { InviteMailQueue } from "../ports/InviteMailQueue.ts"
 import { WorkspaceRepository } from "../ports/WorkspaceRepository.ts"
 import type { Member } from "../Workspace.ts"
 import { AlreadyMember, type InviteNotPending, OwnerCannotBeRemoved } from "../WorkspaceErrors.ts"
@@ -29,7 +29,6 @@ export interface RemoveInput {
 export interface SentInvite {
   readonly invite: Invites.Invite
   readonly acceptUrl: string
-  readonly emailSent: boolean
 }
 
 export type Removal =
@@ -43,6 +42,7 @@ export class Members extends Context.Service<Members, {
     readonly members: ReadonlyArray<Member>
     readonly invites: ReadonlyArray<Invites.Invite>
   }, Forbidden>
+  /** Creates or refreshes the pending invite and queues its mail for durable delivery. */
   readonly invite: (principal: Principal, input: InviteInput) => Effect.Effect<SentInvite, Forbidden | AlreadyMember>
   readonly remove: (
     principal: Principal,
@@ -55,7 +55,7 @@ export class Members extends Context.Service<Members, {
       const workspaces = yield* WorkspaceRepository
       const invites = yield* InviteRepository
       const ids = yield* IdGenerator
-      const mailer = yield* Mailer
+      const mailQueue = yield* InviteMailQueue
       const links = yield* Links
 
       const list = Effect.fn("Members.list")(function*(principal: Principal, businessId: WorkspaceId | undefined) {
@@ -84,25 +84,15 @@ export class Members extends Context.Service<Members, {
             created_at: now,
             expires_at: Invites.expireAt(now),
             accepted_at: null,
-            accepted_by: null
+            accepted_by: null,
+            mail_status: "queued",
+            mail_attempts: 0,
+            mail_last_error: null,
+            mail_sent_at: null
           })
         )
-        const acceptUrl = links.inviteAcceptUrl(saved)
-        const emailSent = yield* mailer.send({
-          to: email,
-          subject: "You are invited to a Podium workspace",
-          text: `You have been invited to join a Podium workspace as ${saved.role}.\n\n` +
-            `Sign in with this email address to accept: ${acceptUrl}\n\n` +
-            `The invite expires at ${DateTime.formatIso(saved.expires_at)}.`
-        }).pipe(
-          Effect.as(true),
-          Effect.catchTag("MailFailed", (e) =>
-            Effect.logWarning("invite mail not sent").pipe(
-              Effect.annotateLogs({ invite_id: saved.id, reason: e.reason }),
-              Effect.as(false)
-            ))
-        )
-        return { invite: saved, acceptUrl, emailSent }
+        yield* mailQueue.enqueue(saved)
+        return { invite: saved, acceptUrl: links.inviteAcceptUrl(saved) }
       })
 
       const removeMember = Effect.fnUntraced(function*(workspaceId: WorkspaceId, userId: UserId) {
