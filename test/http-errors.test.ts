@@ -101,5 +101,7 @@ describe("the contract's error body", () => {
     const docs = await podium.request("GET", "/docs")
     expect(docs.status).toBe(200)
     expect(docs.headers.get("content-type")).toContain("text/html")
+    expect(docs.text).not.toMatch(/<script[^>]+src=["']https?:/) // bundled: works offline
+    expect(docs.text.length).toBeGreaterThan(1_000_000)
   })
 })
