@@ -81,6 +81,8 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
   const allowedMethods = routeTable(api)
 
   const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) => {
+    // The client went away mid-request: nobody will read an answer, and nothing failed.
+    if (Cause.hasInterruptsOnly(cause)) return Effect.succeed(HttpServerResponse.empty({ status: 499 }))
     const error = Cause.squash(cause)
     if (HttpApiError.HttpApiSchemaError.is(error)) {
       const issues = issuesOf(error)
@@ -130,11 +132,10 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
   const normalize = (response: HttpServerResponse.HttpServerResponse) => {
     if (response.status < 400 || isJsonResponse(response)) return response
     const code = statusCodes[response.status] ?? "error"
-    const withBody = errorResponse(response.status, {
+    return errorResponse(response.status, {
       code,
       message: code === "unsupported_media_type" ? "Send the request body as application/json" : code.replace(/_/g, " ")
     }, response.headers)
-    return withBody
   }
 
   return HttpRouter.middleware((app): Effect.Effect<

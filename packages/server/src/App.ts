@@ -1,5 +1,4 @@
-import { NodeHttpServer } from "@effect/platform-node"
-import { NodeCrypto } from "@effect/platform-node"
+import { NodeCrypto, NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Logger, Option, References } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
@@ -44,7 +43,6 @@ import { InviteMailLive, InviteMailQueueLive } from "./InviteMail.ts"
 import { JobsLive } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
-/** The configured PostgreSQL, or an embedded one in DATA_DIR; migrated before anything uses it. */
 /** A client for the configured PostgreSQL, or for an embedded one kept in DATA_DIR. */
 export const DatabaseClientLive = (config: PodiumConfig) =>
   Option.match(config.databaseUrl, {
@@ -102,7 +100,7 @@ export const ServicesLive = (config: PodiumConfig) =>
         jwksUrl: Option.getOrUndefined(config.sessionJwksUrl),
         issuer: Option.getOrUndefined(config.sessionJwtIssuer),
         audience: Option.getOrUndefined(config.sessionJwtAudience),
-        fetch: (input, init) => http.fetch(input, init as Parameters<typeof http.fetch>[1])
+        fetch: http.fetch
       })
     }))
     const repositories = Layer.mergeAll(
@@ -127,9 +125,8 @@ export const ServicesLive = (config: PodiumConfig) =>
       MailerLive(config),
       LinksLive(config)
     ).pipe(Layer.provideMerge(outbound))
-    const identity = Identity.layer
     const useCases = Layer.mergeAll(
-      Authentication.layer.pipe(Layer.provide(identity)),
+      Authentication.layer.pipe(Layer.provide(Identity.layer)),
       ApiTokens.layer,
       Members.layer,
       Integrations.layer,
