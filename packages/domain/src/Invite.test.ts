@@ -2,26 +2,19 @@ import { DateTime, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { InviteId, UserId, WorkspaceId } from "./Ids.ts"
-import { accept, effectiveStatus, expireAt, Invite, revoke } from "./Invite.ts"
+import { accept, create, effectiveStatus, revoke } from "./Invite.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
-const pending = new Invite({
+const pending = create({
   id: "0190a000-0000-7000-8000-000000000001" as InviteId,
-  workspace_id: "0190a000-0000-7000-8000-000000000002" as WorkspaceId,
+  workspaceId: "0190a000-0000-7000-8000-000000000002" as WorkspaceId,
   email: "a@example.com",
   role: "member",
-  status: "pending",
-  invited_by: null,
-  redirect_to: null,
-  created_at: t0,
-  expires_at: expireAt(t0),
-  accepted_at: null,
-  accepted_by: null,
-  mail_status: "queued",
-  mail_attempts: 0,
-  mail_last_error: null,
-  mail_sent_at: null
+  invitedBy: null,
+  redirectTo: null,
+  now: t0
 })
+
 const user = "0190a000-0000-7000-8000-000000000003" as UserId
 const at = (hours: number) => DateTime.add(t0, { hours })
 

@@ -33,6 +33,34 @@ export class Invite extends Schema.Class<Invite>("Invite")({
   mail_sent_at: Schema.NullOr(Schema.DateTimeUtc)
 }) {}
 
+/** A new pending invite, valid for `inviteLifetime`, its mail queued. */
+export const create = (input: {
+  readonly id: InviteId
+  readonly workspaceId: WorkspaceId
+  readonly email: string
+  readonly role: InviteRole
+  readonly invitedBy: UserId | null
+  readonly redirectTo: string | null
+  readonly now: DateTime.Utc
+}): Invite =>
+  new Invite({
+    id: input.id,
+    workspace_id: input.workspaceId,
+    email: input.email.trim().toLowerCase(),
+    role: input.role,
+    status: "pending",
+    invited_by: input.invitedBy,
+    redirect_to: input.redirectTo,
+    created_at: input.now,
+    expires_at: expireAt(input.now),
+    accepted_at: null,
+    accepted_by: null,
+    mail_status: "queued",
+    mail_attempts: 0,
+    mail_last_error: null,
+    mail_sent_at: null
+  })
+
 /**
  * Invite lifecycle: pending -> accepted | revoked | expired. Only a pending invite moves,
  * and a pending invite whose expiry has passed can only expire.

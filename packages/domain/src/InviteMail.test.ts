@@ -2,27 +2,20 @@ import { DateTime, Duration } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { InviteId, WorkspaceId } from "./Ids.ts"
-import { expireAt, Invite } from "./Invite.ts"
+import { create, Invite } from "./Invite.ts"
 import { afterAttempt, backoff, compose, maxAttempts, worthSending } from "./InviteMail.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
-const invite = new Invite({
+const invite = create({
   id: "0190a000-0000-7000-8000-000000000001" as InviteId,
-  workspace_id: "0190a000-0000-7000-8000-000000000002" as WorkspaceId,
+  workspaceId: "0190a000-0000-7000-8000-000000000002" as WorkspaceId,
   email: "a@example.com",
   role: "admin",
-  status: "pending",
-  invited_by: null,
-  redirect_to: null,
-  created_at: t0,
-  expires_at: expireAt(t0),
-  accepted_at: null,
-  accepted_by: null,
-  mail_status: "queued",
-  mail_attempts: 0,
-  mail_last_error: null,
-  mail_sent_at: null
+  invitedBy: null,
+  redirectTo: null,
+  now: t0
 })
+
 
 describe("invite mail delivery policy", () => {
   it("backs off 2 s, 4 s, 8 s ... up to 10 minutes", () => {

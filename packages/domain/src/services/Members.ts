@@ -71,26 +71,15 @@ export class Members extends Context.Service<Members, {
         if (Option.isSome(yield* workspaces.findMemberByEmail(admin.workspace_id, email))) {
           return yield* new AlreadyMember({ email })
         }
-        const now = yield* DateTime.now
-        const saved = yield* invites.upsertPending(
-          new Invites.Invite({
-            id: (yield* ids.next) as InviteId,
-            workspace_id: admin.workspace_id,
-            email,
-            role: input.role ?? "member",
-            status: "pending",
-            invited_by: admin.user_id,
-            redirect_to: input.redirect_to ?? null,
-            created_at: now,
-            expires_at: Invites.expireAt(now),
-            accepted_at: null,
-            accepted_by: null,
-            mail_status: "queued",
-            mail_attempts: 0,
-            mail_last_error: null,
-            mail_sent_at: null
-          })
-        )
+        const saved = yield* invites.upsertPending(Invites.create({
+          id: (yield* ids.next) as InviteId,
+          workspaceId: admin.workspace_id,
+          email,
+          role: input.role ?? "member",
+          invitedBy: admin.user_id,
+          redirectTo: input.redirect_to ?? null,
+          now: yield* DateTime.now
+        }))
         yield* mailQueue.enqueue(saved)
         return { invite: saved, acceptUrl: links.inviteAcceptUrl(saved) }
       })
