@@ -1,7 +1,7 @@
 import { DateTime, Option } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { budgetWindowEnd, budgetWindowStart, expiryFor, statusAt } from "./ApiToken.ts"
+import { budgetWindowEnd, budgetWindowStart, expiryFor, shouldRecordUse, statusAt } from "./ApiToken.ts"
 
 const now = DateTime.makeUnsafe("2026-11-18T15:30:00.000Z") // a Wednesday
 
@@ -44,5 +44,13 @@ describe("budget windows", () => {
       if (interval === "monthly") expect(DateTime.getPartUtc(start, "day")).toBe(1)
       expect(DateTime.toEpochMillis(budgetWindowStart(interval, end))).toBe(DateTime.toEpochMillis(end))
     }))
+  })
+})
+
+describe("recording use", () => {
+  it("writes when never used or a minute has passed, not in between", () => {
+    expect(shouldRecordUse(null, now)).toBe(true)
+    expect(shouldRecordUse(DateTime.subtract(now, { seconds: 59 }), now)).toBe(false)
+    expect(shouldRecordUse(DateTime.subtract(now, { seconds: 60 }), now)).toBe(true)
   })
 })

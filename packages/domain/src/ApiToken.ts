@@ -51,6 +51,12 @@ export const statusAt = (token: Pick<ApiToken, "revoked_at" | "expires_at">, now
     ? "expired"
     : "active"
 
+/** Last use is recorded at most this often, so a busy token costs no write per request. */
+export const lastUseResolution = Duration.minutes(1)
+
+export const shouldRecordUse = (lastUsedAt: DateTime.Utc | null, now: DateTime.Utc): boolean =>
+  lastUsedAt === null || !DateTime.isGreaterThan(DateTime.addDuration(lastUsedAt, lastUseResolution), now)
+
 /** Scopes a token gets when the request names none: everything. */
 export const defaultScopes: ReadonlyArray<Scope> = Scopes
 

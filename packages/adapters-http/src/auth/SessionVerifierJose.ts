@@ -1,5 +1,6 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from "jose"
+import { createSecretKey } from "node:crypto"
 import { Unauthenticated } from "@podium/domain/AuthErrors"
 import { SessionVerifier } from "@podium/domain/ports/SessionVerifier"
 
@@ -29,7 +30,7 @@ const claimsOf = (payload: JWTPayload) => {
 export const makeSessionVerifier = (options: SessionVerifierOptions) => {
   const verifyWith: (token: string) => Promise<JWTPayload> = options.secret !== undefined
     ? (() => {
-      const key = new TextEncoder().encode(Redacted.value(options.secret!))
+      const key = createSecretKey(Buffer.from(Redacted.value(options.secret!), "utf8"))
       return (token) =>
         jwtVerify(token, key, { algorithms: ["HS256"], issuer: options.issuer, audience: options.audience })
           .then((r) => r.payload)

@@ -11,6 +11,6 @@ export class ApiTokenRepository extends Context.Service<ApiTokenRepository, {
   /** Sets revoked_at once; revoking again keeps the first time. */
   readonly revoke: (id: TokenId, now: DateTime.Utc) => Effect.Effect<Option.Option<ApiToken>>
   readonly remove: (id: TokenId) => Effect.Effect<boolean>
-  /** Records use; cheap to call on every request (writes at most once a minute per token). */
+  /** Records use (the database also ignores a write within a minute of the last). */
   readonly touch: (id: TokenId, now: DateTime.Utc) => Effect.Effect<void>
 }>()("@podium/domain/ports/ApiTokenRepository") {}

@@ -1,5 +1,5 @@
 import { Context, DateTime, Effect, Layer, Option, type Redacted } from "effect"
-import { ApiTokenPrefix, statusAt } from "../ApiToken.ts"
+import { ApiTokenPrefix, shouldRecordUse, statusAt } from "../ApiToken.ts"
 import { Unauthenticated } from "../AuthErrors.ts"
 import { Principal } from "../Principal.ts"
 import { ApiTokenRepository } from "../ports/ApiTokenRepository.ts"
@@ -34,7 +34,7 @@ export class Authentication extends Context.Service<Authentication, {
         const now = yield* DateTime.now
         const status = statusAt(found.value, now)
         if (status !== "active") return yield* rejected(`The API token is ${status}`)
-        yield* tokens.touch(found.value.id, now)
+        if (shouldRecordUse(found.value.last_used_at, now)) yield* tokens.touch(found.value.id, now)
         return Principal.ApiTokenPrincipal({ token: found.value })
       })
 

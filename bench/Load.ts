@@ -1,0 +1,88 @@
+import autocannon from "autocannon"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
+
+/** One request, repeated: what a scenario sends. */
+export interface Target {
+  readonly method: "GET" | "POST"
+  readonly path: string
+  readonly headers?: Record<string, string>
+  readonly body?: string
+}
+
+/** One load level of a scenario. Latencies are whole milliseconds (autocannon's histogram), 2xx only. */
+export interface Run {
+  readonly connections: number
+  readonly seconds: number
+  readonly requests: number
+  readonly rps: number
+  /** connections / rps: the mean time a request holds a connection, with sub-millisecond resolution. */
+  readonly meanMs: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  /** Connection errors and timeouts. */
+  readonly errors: number
+  readonly non2xx: number
+  readonly statusCodes: Record<string, number>
+}
+
+/**
+ * Keeps `connections` connections busy with `target` for `seconds`. The client runs in a worker
+ * thread, so it does not share the server's event loop (it still shares the machine's cores).
+ */
+export const hammer = async (url: string, target: Target, connections: number, seconds: number): Promise<Run> => {
+  const result = await autocannon({
+    url: url + target.path,
+    method: target.method,
+    headers: target.headers ?? {},
+    ...(target.body === undefined ? {} : { body: target.body }),
+    connections,
+    duration: seconds,
+    workers: 1
+  })
+  const requests = result.requests.total
+  const rps = requests / result.duration
+  return {
+    connections,
+    seconds: result.duration,
+    requests,
+    rps,
+    meanMs: rps === 0 ? 0 : (connections / rps) * 1000,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    statusCodes: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0])
+    )
+  }
+}
+
+/** Sends `target` once and fails unless it is answered 2xx, so no run measures error answers by mistake. */
+export const expectSuccess = async (url: string, target: Target): Promise<void> => {
+  const response = await fetch(url + target.path, {
+    method: target.method,
+    headers: target.headers ?? {},
+    body: target.body ?? null
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${target.method} ${target.path} answered ${response.status}: ${text}`)
+}
+
+export interface Memory {
+  readonly rssMb: number
+  readonly heapUsedMb: number
+}
+
+setFlagsFromString("--expose-gc")
+const gc = runInNewContext("gc") as () => void
+
+/**
+ * This process after a full collection: RSS counts server, harness and client worker together;
+ * the heap is the main thread's, where the server runs.
+ */
+export const memory = (): Memory => {
+  gc()
+  const usage = process.memoryUsage()
+  return { rssMb: usage.rss / 2 ** 20, heapUsedMb: usage.heapUsed / 2 ** 20 }
+}
