@@ -10,7 +10,7 @@ import { Links } from "../ports/Links.ts"
 import { InviteMailQueue } from "../ports/InviteMailQueue.ts"
 import { WorkspaceRepository } from "../ports/WorkspaceRepository.ts"
 import type { Member } from "../Workspace.ts"
-import { AlreadyMember, type InviteNotPending, OwnerCannotBeRemoved } from "../WorkspaceErrors.ts"
+import { AlreadyMember, InviteNotPending, OwnerCannotBeRemoved } from "../WorkspaceErrors.ts"
 import { administratorOf } from "./Access.ts"
 
 export interface InviteInput {
@@ -96,7 +96,14 @@ export class Members extends Context.Service<Members, {
         const found = yield* invites.find(workspaceId, inviteId)
         if (Option.isNone(found)) return yield* new NotFound({ resource: "invite", id: inviteId })
         const revoked = yield* Effect.fromResult(Invites.revoke(found.value, yield* DateTime.now))
-        yield* invites.settle(revoked)
+        if (!(yield* invites.settle(revoked))) {
+          // Accepted or expired between the read and the write: report what it became.
+          const now = yield* invites.find(workspaceId, inviteId)
+          return yield* new InviteNotPending({
+            invite_id: inviteId,
+            status: Option.match(now, { onNone: () => "gone", onSome: (i) => i.status })
+          })
+        }
         return { _tag: "InviteRevoked", invite: revoked } as const
       })
 
