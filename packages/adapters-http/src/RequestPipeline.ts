@@ -84,6 +84,12 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
     // The client went away mid-request: nobody will read an answer, and nothing failed.
     if (Cause.hasInterruptsOnly(cause)) return Effect.succeed(HttpServerResponse.empty({ status: 499 }))
     const error = Cause.squash(cause)
+    // A response that does not fit its own schema is our bug, not the caller's.
+    if (HttpApiError.HttpApiSchemaError.is(error) && (error.kind === "Body" || error.kind === "ResponseHeaders")) {
+      return Effect.logError("response failed its schema", cause).pipe(
+        Effect.as(errorResponse(500, { code: "internal", message: "Internal error" }))
+      )
+    }
     if (HttpApiError.HttpApiSchemaError.is(error)) {
       const issues = issuesOf(error)
       return Effect.succeed(errorResponse(400, {

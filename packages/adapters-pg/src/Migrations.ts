@@ -3,11 +3,13 @@ import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import workspaces from "./migrations/0001_workspaces.ts"
 import inviteMail from "./migrations/0002_invite_mail.ts"
+import leaderboards from "./migrations/0003_leaderboards.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
   "0001_workspaces": workspaces,
-  "0002_invite_mail": inviteMail
+  "0002_invite_mail": inviteMail,
+  "0003_leaderboards": leaderboards
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

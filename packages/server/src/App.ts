@@ -13,6 +13,7 @@ import { DatasetsHttp } from "@podium/adapters-http/handlers/DatasetsHttp"
 import { HealthHttp } from "@podium/adapters-http/handlers/HealthHttp"
 import { IntegrationsHttp } from "@podium/adapters-http/handlers/IntegrationsHttp"
 import { InvitesHttp } from "@podium/adapters-http/handlers/InvitesHttp"
+import { LeaderboardsHttp } from "@podium/adapters-http/handlers/LeaderboardsHttp"
 import { TokensHttp } from "@podium/adapters-http/handlers/TokensHttp"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
@@ -20,6 +21,7 @@ import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { IntegrationRepositoryPg } from "@podium/adapters-pg/IntegrationRepositoryPg"
 import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
+import { LeaderboardRepositoryPg } from "@podium/adapters-pg/LeaderboardRepositoryPg"
 import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
 import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
@@ -36,6 +38,7 @@ import { Authentication } from "@podium/domain/services/Authentication"
 import { Identity } from "@podium/domain/services/Identity"
 import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
 import { Integrations } from "@podium/domain/services/Integrations"
+import { Leaderboards } from "@podium/domain/services/Leaderboards"
 import { Members } from "@podium/domain/services/Members"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
@@ -109,6 +112,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       PushTokenRepositoryPg,
       InviteRepositoryPg,
       IntegrationRepositoryPg,
+      LeaderboardRepositoryPg,
       ReadinessPg
     )
     const adapters = Layer.mergeAll(
@@ -130,7 +134,8 @@ export const ServicesLive = (config: PodiumConfig) =>
       ApiTokens.layer,
       Members.layer,
       Integrations.layer,
-      HubDatasetCheck.layer
+      HubDatasetCheck.layer,
+      Leaderboards.layer
     )
     return useCases.pipe(Layer.provideMerge(adapters))
   }))
@@ -140,7 +145,7 @@ export const docsPaths = ["/openapi.json", "/docs"]
 /** The HTTP routes: the API, its OpenAPI document and the Scalar reference. */
 export const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp]),
+    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp, LeaderboardsHttp]),
     Layer.provide(AuthenticationLive)
   ),
   HttpApiScalar.layer(Api, { path: "/docs" }),

@@ -4,6 +4,7 @@ import { HealthApi } from "./HealthApi.ts"
 import { RequestErrors } from "./Security.ts"
 import { IntegrationsApi } from "./IntegrationsApi.ts"
 import { InvitesApi } from "./InvitesApi.ts"
+import { LeaderboardsApi } from "./LeaderboardsApi.ts"
 import { TokensApi } from "./TokensApi.ts"
 
 /** The public contract of Podium: served by the server, used by clients and tests. */
@@ -13,6 +14,7 @@ export class Api extends HttpApi.make("podium")
   .add(IntegrationsApi)
   .add(InvitesApi)
   .add(DatasetsApi)
+  .add(LeaderboardsApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
   .annotate(HttpApi.PayloadParseOptions, { errors: "all" })

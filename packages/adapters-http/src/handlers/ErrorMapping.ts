@@ -34,6 +34,8 @@ export const toApiError = {
     Effect.fail(apiError(BadGateway, "upstream_error", `The ${e.provider} could not be reached: ${e.reason}`, {
       provider: e.provider
     })),
+  LeaderboardArchived: () =>
+    Effect.fail(apiError(Conflict, "leaderboard_archived", "The leaderboard is archived: set its status to active first")),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
     Effect.fail(apiError(NotFound, "dataset_not_found", `The hub has no dataset ${e.dataset_id} that this workspace can read`))
 } as const

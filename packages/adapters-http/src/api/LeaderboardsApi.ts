@@ -1,0 +1,194 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { AuthType, Platform } from "@podium/domain/Candidate"
+import { WorkspaceId } from "@podium/domain/Ids"
+import {
+  CandidateId,
+  Challenge,
+  ChosenModelStrategy,
+  DatasetType,
+  EvalType,
+  LeaderboardId,
+  LeaderboardStatus
+} from "@podium/domain/Leaderboard"
+import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
+import { Label, Timestamp } from "./Schemas.ts"
+import { ApiTokenAuth, RequiredScope } from "./Security.ts"
+
+const OpenRecord = Schema.Record(Schema.String, Schema.Json)
+/** Inside open objects every value must be JSON, so timestamps are carried as their ISO strings. */
+const IsoTimestamp = Schema.String.annotate({ format: "date-time", description: "ISO 8601 UTC with milliseconds" })
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** The leaderboard (an open object: properties a client added through PATCH come back as sent). */
+export const LeaderboardView = Schema.StructWithRest(
+  Schema.Struct({
+    id: LeaderboardId,
+    business_id: WorkspaceId,
+    name: Schema.String,
+    description: Schema.String,
+    status: LeaderboardStatus,
+    dataset_type: DatasetType,
+    dataset_url: Schema.NullOr(Schema.String),
+    eval_type: EvalType,
+    chosen_model_strategy: ChosenModelStrategy,
+    chosen_leaderboard_model_id: Schema.NullOr(CandidateId),
+    schedule: OpenRecord,
+    created_at: IsoTimestamp,
+    updated_at: IsoTimestamp
+  }),
+  [OpenRecord]
+).annotate({ identifier: "Leaderboard" })
+
+export const ChallengeView = Challenge.annotate({ identifier: "Challenge" })
+
+export const CandidateView = Schema.Struct({
+  id: CandidateId,
+  leaderboard_id: LeaderboardId,
+  name: Schema.String,
+  platform: Platform,
+  model_name: Schema.NullOr(Schema.String),
+  model_url: Schema.NullOr(Schema.String),
+  url: Schema.NullOr(Schema.String),
+  model_id: Schema.NullOr(Schema.String),
+  auth_type: AuthType,
+  auth_header_name: Schema.NullOr(Schema.String),
+  has_token: Schema.Boolean.annotate({ description: "Whether the candidate has its own credential; never returned" }),
+  input_price_per_m_tokens: Schema.NullOr(Schema.Finite),
+  output_price_per_m_tokens: Schema.NullOr(Schema.Finite),
+  created_at: Timestamp
+}).annotate({ identifier: "Candidate" })
+
+const ChallengeFields = {
+  system_prompt: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(32_000))),
+  model_prompt: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(32_000))),
+  dataset_type: Schema.optionalKey(DatasetType),
+  dataset_url: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048))),
+  eval_type: Schema.optionalKey(EvalType),
+  judge_provider: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))),
+  judge_model: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))),
+  auto_limit_size: Schema.optionalKey(Schema.Boolean),
+  max_samples_to_gather: Schema.optionalKey(Count),
+  daily_event_limit: Schema.optionalKey(Count),
+  monthly_event_limit: Schema.optionalKey(Count),
+  consolidate_every_events: Schema.optionalKey(Count),
+  consolidate_every_hours: Schema.optionalKey(Count),
+  dedupe: Schema.optionalKey(Schema.Boolean),
+  end_date: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/, {
+    message: "Expected an ISO 8601 date-time"
+  })))
+}
+
+export const CreateLeaderboardRequest = Schema.Struct({
+  name: Label(200),
+  description: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(4000))),
+  business_id: Schema.optionalKey(WorkspaceId),
+  ...ChallengeFields
+})
+
+/** Open: properties the service does not know are kept on the leaderboard and returned. */
+export const UpdateLeaderboardRequest = Schema.StructWithRest(
+  Schema.Struct({
+    name: Schema.optionalKey(Label(200)),
+    description: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(4000))),
+    status: Schema.optionalKey(LeaderboardStatus),
+    chosen_model_strategy: Schema.optionalKey(ChosenModelStrategy),
+    chosen_leaderboard_model_id: Schema.optionalKey(Schema.NullOr(CandidateId)),
+    schedule: Schema.optionalKey(OpenRecord),
+    ...ChallengeFields
+  }),
+  [OpenRecord]
+)
+
+export const AddCandidateRequest = Schema.Struct({
+  name: Label(200),
+  model_name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(300))),
+  platform: Schema.optionalKey(Platform),
+  url: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048))),
+  model_url: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048))),
+  model_id: Schema.optionalKey(Schema.String.check(Schema.isUUID())),
+  token: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(8192))),
+  auth_type: Schema.optionalKey(AuthType),
+  auth_header_name: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9-]{1,100}$/))),
+  input_price_per_m_tokens: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+  output_price_per_m_tokens: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)))
+})
+
+/** `limit` 1–1000 (default 100) and `offset` ≥ 0 (default 0); out of range is a 400. */
+export const PageQuery = {
+  limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+  offset: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0)))
+}
+
+const LeaderboardParams = { leaderboard_id: LeaderboardId }
+const Deleted = <S extends Schema.Top>(id: S) => Schema.Struct({ id, deleted: Schema.Literal(true) })
+const read = "leaderboards:read" as const
+const write = "leaderboards:write" as const
+
+export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
+  .add(
+    HttpApiEndpoint.get("list", "/api/leaderboards", {
+      query: { ...PageQuery, business_id: Schema.optionalKey(WorkspaceId) },
+      success: Schema.Struct({
+        leaderboards: Schema.Array(LeaderboardView),
+        next_offset: Schema.NullOr(Schema.Int)
+      }),
+      error: [BadRequest, Forbidden]
+    }).annotate(RequiredScope, read).annotate(OpenApi.Summary, "List leaderboards, newest first"),
+    HttpApiEndpoint.post("create", "/api/leaderboards", {
+      payload: CreateLeaderboardRequest,
+      success: Schema.Struct({ leaderboard: LeaderboardView, challenge: ChallengeView }).pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, Forbidden]
+    }).annotate(RequiredScope, write).annotate(OpenApi.Summary, "Create a leaderboard"),
+    HttpApiEndpoint.get("get", "/api/leaderboards/:leaderboard_id", {
+      params: LeaderboardParams,
+      success: Schema.Struct({
+        leaderboard: LeaderboardView,
+        challenge: ChallengeView,
+        models: Schema.Array(CandidateView),
+        runs: Schema.Array(OpenRecord)
+      }),
+      error: [BadRequest, NotFound]
+    }).annotate(RequiredScope, read).annotate(OpenApi.Summary, "A leaderboard with its challenge, candidates and runs"),
+    HttpApiEndpoint.patch("update", "/api/leaderboards/:leaderboard_id", {
+      params: LeaderboardParams,
+      payload: UpdateLeaderboardRequest,
+      success: Schema.Struct({ leaderboard: LeaderboardView, challenge: ChallengeView }),
+      error: [BadRequest, NotFound, Conflict]
+    }).annotate(RequiredScope, write).annotateMerge(OpenApi.annotations({
+      summary: "Change a leaderboard",
+      description: "Partial. Unknown properties are kept and returned. `status` may be set to active, paused or " +
+        "archived (`running` is the service's); an archived leaderboard accepts only a status change (409 " +
+        "`leaderboard_archived`). `manual` needs `chosen_leaderboard_model_id`, which must be a candidate."
+    })),
+    HttpApiEndpoint.delete("remove", "/api/leaderboards/:leaderboard_id", {
+      params: LeaderboardParams,
+      success: Deleted(LeaderboardId),
+      error: [BadRequest, NotFound]
+    }).annotate(RequiredScope, write).annotate(OpenApi.Summary, "Delete a leaderboard (then 404 everywhere)"),
+    HttpApiEndpoint.get("listModels", "/api/leaderboards/:leaderboard_id/models", {
+      params: LeaderboardParams,
+      success: Schema.Struct({ models: Schema.Array(CandidateView) }),
+      error: [BadRequest, NotFound]
+    }).annotate(RequiredScope, read).annotate(OpenApi.Summary, "List a leaderboard's candidate models"),
+    HttpApiEndpoint.post("addModel", "/api/leaderboards/:leaderboard_id/models", {
+      params: LeaderboardParams,
+      payload: AddCandidateRequest,
+      success: Schema.Struct({ model: CandidateView }).pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, NotFound, Conflict]
+    }).annotate(RequiredScope, write).annotateMerge(OpenApi.annotations({
+      summary: "Add a candidate model",
+      description: "Router and Hub need `model_name` (the provider's model id); Custom needs `url`, the " +
+        "OpenAI-compatible base URL (`{url}/chat/completions` is called) and `auth_type` bearer (default), " +
+        "header (with `auth_header_name`) or none; Service needs `model_id`. `token` is stored encrypted and " +
+        "never returned (`has_token`)."
+    })),
+    HttpApiEndpoint.delete("removeModel", "/api/leaderboards/:leaderboard_id/models/:leaderboard_model_id", {
+      params: { ...LeaderboardParams, leaderboard_model_id: CandidateId },
+      success: Deleted(CandidateId),
+      error: [BadRequest, NotFound, Conflict]
+    }).annotate(RequiredScope, write).annotate(OpenApi.Summary, "Remove a candidate model")
+  )
+  .middleware(ApiTokenAuth)
+  .annotateMerge(OpenApi.annotations({ title: "Leaderboards" }))
+{}

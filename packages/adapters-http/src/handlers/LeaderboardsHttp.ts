@@ -1,0 +1,109 @@
+import { DateTime, Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import type { Candidate } from "@podium/domain/Candidate"
+import type { Leaderboard } from "@podium/domain/Leaderboard"
+import { Leaderboards } from "@podium/domain/services/Leaderboards"
+import { Api } from "../api/Api.ts"
+import type { CandidateView, LeaderboardView } from "../api/LeaderboardsApi.ts"
+import { CurrentPrincipal } from "../api/Security.ts"
+import { mapDomainErrors } from "./ErrorMapping.ts"
+
+/** Known fields win over stored unknown ones of the same name. */
+const leaderboardView = (l: Leaderboard): typeof LeaderboardView.Type => ({
+  ...l.extra as typeof LeaderboardView.Type,
+  id: l.id,
+  business_id: l.workspace_id,
+  name: l.name,
+  description: l.description,
+  status: l.status,
+  dataset_type: l.challenge.dataset_type,
+  dataset_url: l.challenge.dataset_url,
+  eval_type: l.challenge.eval_type,
+  chosen_model_strategy: l.chosen_model_strategy,
+  chosen_leaderboard_model_id: l.chosen_leaderboard_model_id,
+  schedule: l.schedule as typeof LeaderboardView.Type["schedule"],
+  created_at: DateTime.formatIso(l.created_at),
+  updated_at: DateTime.formatIso(l.updated_at)
+})
+
+const candidateView = (c: Candidate): typeof CandidateView.Type => ({ ...c })
+
+const withChallenge = (l: Leaderboard) => ({ leaderboard: leaderboardView(l), challenge: l.challenge })
+
+/**
+ * Fields of the update request the service knows, and the leaderboard's own read-only ones:
+ * everything else is kept as the open object's extra properties.
+ */
+const knownUpdateFields = new Set([
+  "id", "business_id", "workspace_id", "created_at", "updated_at", "challenge",
+  "name", "description", "status", "chosen_model_strategy", "chosen_leaderboard_model_id", "schedule",
+  "system_prompt", "model_prompt", "dataset_type", "dataset_url", "eval_type", "judge_provider", "judge_model",
+  "auto_limit_size", "max_samples_to_gather", "daily_event_limit", "monthly_event_limit",
+  "consolidate_every_events", "consolidate_every_hours", "dedupe", "end_date"
+])
+
+export const LeaderboardsHttp = HttpApiBuilder.group(
+  Api,
+  "leaderboards",
+  Effect.fn(function*(handlers) {
+    const leaderboards = yield* Leaderboards
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const limit = query.limit ?? 100
+          const offset = query.offset ?? 0
+          const page = yield* leaderboards.list(yield* CurrentPrincipal, {
+            limit: limit + 1,
+            offset,
+            business_id: query.business_id
+          })
+          return {
+            leaderboards: page.slice(0, limit).map(leaderboardView),
+            next_offset: page.length > limit ? offset + limit : null
+          }
+        }).pipe(mapDomainErrors))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          return withChallenge(yield* leaderboards.create(yield* CurrentPrincipal, payload))
+        }).pipe(mapDomainErrors))
+      .handle("get", ({ params }) =>
+        Effect.gen(function*() {
+          const detail = yield* leaderboards.get(yield* CurrentPrincipal, params.leaderboard_id)
+          return { ...withChallenge(detail.leaderboard), models: detail.candidates.map(candidateView), runs: [] }
+        }).pipe(mapDomainErrors))
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const extra = Object.fromEntries(Object.entries(payload).filter(([key]) => !knownUpdateFields.has(key)))
+          const updated = yield* leaderboards.update(yield* CurrentPrincipal, params.leaderboard_id, {
+            ...payload,
+            status: payload.status,
+            extra
+          })
+          return withChallenge(updated)
+        }).pipe(mapDomainErrors))
+      .handle("remove", ({ params }) =>
+        Effect.gen(function*() {
+          yield* leaderboards.remove(yield* CurrentPrincipal, params.leaderboard_id)
+          return { id: params.leaderboard_id, deleted: true as const }
+        }).pipe(mapDomainErrors))
+      .handle("listModels", ({ params }) =>
+        Effect.gen(function*() {
+          const detail = yield* leaderboards.get(yield* CurrentPrincipal, params.leaderboard_id)
+          return { models: detail.candidates.map(candidateView) }
+        }).pipe(mapDomainErrors))
+      .handle("addModel", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const candidate = yield* leaderboards.addCandidate(yield* CurrentPrincipal, params.leaderboard_id, payload)
+          return { model: candidateView(candidate) }
+        }).pipe(mapDomainErrors))
+      .handle("removeModel", ({ params }) =>
+        Effect.gen(function*() {
+          yield* leaderboards.removeCandidate(
+            yield* CurrentPrincipal,
+            params.leaderboard_id,
+            params.leaderboard_model_id
+          )
+          return { id: params.leaderboard_model_id, deleted: true as const }
+        }).pipe(mapDomainErrors))
+  })
+)

@@ -1,0 +1,81 @@
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Candidate } from "@podium/domain/Candidate"
+import { Leaderboard } from "@podium/domain/Leaderboard"
+import { LeaderboardRepository } from "@podium/domain/ports/LeaderboardRepository"
+import { Timestamp, toDate } from "./Rows.ts"
+
+const LeaderboardRow = Schema.Struct({ ...Leaderboard.fields, created_at: Timestamp, updated_at: Timestamp })
+const CandidateRow = Schema.Struct({ ...Candidate.fields, created_at: Timestamp })
+
+export const LeaderboardRepositoryPg = Layer.effect(
+  LeaderboardRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+    const columns = sql`id, workspace_id, name, description, status, chosen_model_strategy, chosen_leaderboard_model_id,
+      schedule, challenge, extra, created_at, updated_at`
+    const candidateColumns = sql`id, leaderboard_id, name, platform, model_name, model_url, url, model_id::text AS model_id,
+      auth_type, auth_header_name, sealed_token IS NOT NULL AS has_token, input_price_per_m_tokens,
+      output_price_per_m_tokens, created_at`
+
+    const list = SqlSchema.findAll({
+      Request: Schema.Struct({ workspaceId: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+      Result: LeaderboardRow,
+      execute: ({ limit, offset, workspaceId }) =>
+        sql`SELECT ${columns} FROM leaderboards WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
+            ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+    const find = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: LeaderboardRow,
+      execute: (id) => sql`SELECT ${columns} FROM leaderboards WHERE id = ${id} AND deleted_at IS NULL`
+    })
+    const candidates = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: CandidateRow,
+      execute: (id) => sql`SELECT ${candidateColumns} FROM leaderboard_models WHERE leaderboard_id = ${id} ORDER BY id`
+    })
+    const toLeaderboard = (row: typeof LeaderboardRow.Type) => new Leaderboard(row)
+
+    return LeaderboardRepository.of({
+      insert: (l) =>
+        sql`INSERT INTO leaderboards (id, workspace_id, name, description, status, chosen_model_strategy,
+              chosen_leaderboard_model_id, schedule, challenge, extra, created_at, updated_at)
+            VALUES (${l.id}, ${l.workspace_id}, ${l.name}, ${l.description}, ${l.status}, ${l.chosen_model_strategy},
+              ${l.chosen_leaderboard_model_id}, ${pg.json(l.schedule)}, ${pg.json(l.challenge)}, ${pg.json(l.extra)},
+              ${toDate(l.created_at)}, ${toDate(l.updated_at)})`.pipe(Effect.asVoid, Effect.orDie),
+      list: (workspaceId, page) =>
+        list({ workspaceId, ...page }).pipe(Effect.map((rows) => rows.map(toLeaderboard)), Effect.orDie),
+      find: (id) => find(id).pipe(Effect.map(Option.map(toLeaderboard)), Effect.orDie),
+      update: (l) =>
+        sql`UPDATE leaderboards SET name = ${l.name}, description = ${l.description}, status = ${l.status},
+              chosen_model_strategy = ${l.chosen_model_strategy},
+              chosen_leaderboard_model_id = ${l.chosen_leaderboard_model_id}, schedule = ${pg.json(l.schedule)},
+              challenge = ${pg.json(l.challenge)}, extra = ${pg.json(l.extra)}, updated_at = ${toDate(l.updated_at)}
+            WHERE id = ${l.id} AND deleted_at IS NULL`.pipe(Effect.asVoid, Effect.orDie),
+      softDelete: (id, now) =>
+        sql`UPDATE leaderboards SET deleted_at = ${toDate(now)} WHERE id = ${id} AND deleted_at IS NULL RETURNING id`
+          .pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+      candidates: (id) =>
+        candidates(id).pipe(Effect.map((rows) => rows.map((row) => new Candidate(row))), Effect.orDie),
+      insertCandidate: (c, sealedToken) =>
+        sql`INSERT INTO leaderboard_models (id, leaderboard_id, name, platform, model_name, model_url, url, model_id,
+              auth_type, auth_header_name, sealed_token, input_price_per_m_tokens, output_price_per_m_tokens, created_at)
+            VALUES (${c.id}, ${c.leaderboard_id}, ${c.name}, ${c.platform}, ${c.model_name}, ${c.model_url}, ${c.url},
+              ${c.model_id}, ${c.auth_type}, ${c.auth_header_name}, ${sealedToken}, ${c.input_price_per_m_tokens},
+              ${c.output_price_per_m_tokens}, ${toDate(c.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
+      removeCandidate: (leaderboardId, id) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const removed = yield* sql`DELETE FROM leaderboard_models
+                                     WHERE id = ${id} AND leaderboard_id = ${leaderboardId} RETURNING id`
+          if (removed.length === 0) return false
+          // A removed candidate cannot stay the chosen one; manual serving falls back to the ranking.
+          yield* sql`UPDATE leaderboards SET chosen_leaderboard_model_id = NULL, chosen_model_strategy = 'ranking_winner'
+                     WHERE id = ${leaderboardId} AND chosen_leaderboard_model_id = ${id}`
+          return true
+        })).pipe(Effect.orDie)
+    })
+  })
+)

@@ -1,0 +1,22 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { Candidate } from "../Candidate.ts"
+import type { WorkspaceId } from "../Ids.ts"
+import type { CandidateId, Leaderboard, LeaderboardId } from "../Leaderboard.ts"
+
+/** Leaderboards and their candidates. Deleted leaderboards are kept but never returned. */
+export class LeaderboardRepository extends Context.Service<LeaderboardRepository, {
+  readonly insert: (leaderboard: Leaderboard) => Effect.Effect<void>
+  readonly list: (
+    workspaceId: WorkspaceId,
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<ReadonlyArray<Leaderboard>>
+  /** Any workspace's: callers check visibility. */
+  readonly find: (id: LeaderboardId) => Effect.Effect<Option.Option<Leaderboard>>
+  readonly update: (leaderboard: Leaderboard) => Effect.Effect<void>
+  readonly softDelete: (id: LeaderboardId, now: DateTime.Utc) => Effect.Effect<boolean>
+  readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>
+  /** `sealedToken` is the candidate's credential, sealed by SecretCipher. */
+  readonly insertCandidate: (candidate: Candidate, sealedToken: string | null) => Effect.Effect<void>
+  /** Removes the candidate, and clears it as the chosen one, in one transaction. */
+  readonly removeCandidate: (leaderboardId: LeaderboardId, id: CandidateId) => Effect.Effect<boolean>
+}>()("@podium/domain/ports/LeaderboardRepository") {}
