@@ -35,7 +35,7 @@ const withChallenge = (l: Leaderboard) => ({ leaderboard: leaderboardView(l), ch
  * everything else is kept as the open object's extra properties.
  */
 const knownUpdateFields = new Set([
-  "id", "business_id", "workspace_id", "created_at", "updated_at", "challenge",
+  "id", "business_id", "workspace_id", "created_at", "updated_at", "deleted_at", "challenge",
   "name", "description", "status", "chosen_model_strategy", "chosen_leaderboard_model_id", "schedule",
   "system_prompt", "model_prompt", "dataset_type", "dataset_url", "eval_type", "judge_provider", "judge_model",
   "auto_limit_size", "max_samples_to_gather", "daily_event_limit", "monthly_event_limit",
