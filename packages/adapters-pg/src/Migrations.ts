@@ -4,12 +4,14 @@ import { Effect, Layer } from "effect"
 import workspaces from "./migrations/0001_workspaces.ts"
 import inviteMail from "./migrations/0002_invite_mail.ts"
 import leaderboards from "./migrations/0003_leaderboards.ts"
+import traces from "./migrations/0004_traces.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
   "0001_workspaces": workspaces,
   "0002_invite_mail": inviteMail,
-  "0003_leaderboards": leaderboards
+  "0003_leaderboards": leaderboards,
+  "0004_traces": traces
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

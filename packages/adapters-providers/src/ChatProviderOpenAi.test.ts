@@ -1,0 +1,292 @@
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { ChatProvider, type ChatRequest, type ChatTarget } from "@podium/domain/ports/ChatProvider"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { ChatProviderOpenAi, type ChatProviderOpenAiOptions } from "./ChatProviderOpenAi.ts"
+import { SafeHttp } from "./SafeHttpClient.ts"
+
+const SECRET = "sk-secret-4f9a"
+
+const completion = (usage: Record<string, unknown> | undefined) => ({
+  id: "gen-123",
+  object: "chat.completion",
+  created: 1_790_000_000,
+  model: "acme/tiny",
+  provider: "Acme",
+  choices: [{ index: 0, message: { role: "assistant", content: "Bonjour" }, finish_reason: "stop", logprobs: null }],
+  ...(usage === undefined ? {} : { usage })
+})
+
+const json = (response: ServerResponse, status: number, body: unknown) =>
+  response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
+
+interface Seen {
+  readonly method: string | undefined
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: Record<string, unknown>
+}
+const seen: Array<Seen> = []
+
+// The model name sent picks the fake's answer.
+const fake = (request: IncomingMessage, response: ServerResponse) => {
+  let raw = ""
+  request.on("data", (chunk) => raw += chunk)
+  request.on("end", () => {
+    const body = JSON.parse(raw) as Record<string, unknown>
+    seen.push({ method: request.method, path: request.url ?? "", headers: request.headers, body })
+    const token = request.headers.authorization?.replace(/^Bearer /, "") ?? String(request.headers["x-api-key"] ?? "")
+    switch (body.model) {
+      case "cost":
+        return json(response, 200, completion({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: 0.0123 }))
+      case "no-total":
+        return json(response, 200, completion({ prompt_tokens: 1000, completion_tokens: 500 }))
+      case "no-usage":
+        return json(response, 200, completion(undefined))
+      case "no-content":
+        return json(response, 200, { ...completion(undefined), choices: [{ index: 0, message: { role: "assistant", content: null } }] })
+      case "boom":
+        return json(response, 500, { error: { message: `Provider failed for key ${token}: ${"x".repeat(400)}`, code: 500 } })
+      case "unauthorised":
+        return json(response, 401, { error: { message: `No auth credentials found for ${token}`, code: 401 } })
+      case "html":
+        return response.writeHead(502).end("<html>bad gateway</html>")
+      case "garbled":
+        return response.writeHead(200, { "content-type": "application/json" }).end("{not json")
+      case "no-choices":
+        return json(response, 200, { error: { message: `Rate limited ${token}`, code: 429 } })
+      case "hang":
+        return
+      default:
+        return json(response, 200, completion({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 }))
+    }
+  })
+}
+
+let server: Server
+let base: string
+
+beforeAll(async () => {
+  server = createServer(fake)
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+})
+
+const target = (overrides: Partial<ChatTarget> = {}): ChatTarget => ({
+  candidateId: "cand-1",
+  candidateName: "Tiny",
+  platform: "Router",
+  modelName: "acme/tiny",
+  url: null,
+  authType: "bearer",
+  authHeaderName: null,
+  token: Option.some(Redacted.make(SECRET)),
+  inputPricePerMTokens: null,
+  outputPricePerMTokens: null,
+  ...overrides
+})
+
+const request: ChatRequest = { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }] }
+
+const complete = (
+  chatTarget: ChatTarget,
+  chatRequest: ChatRequest = request,
+  options?: Partial<ChatProviderOpenAiOptions>
+) =>
+  ChatProvider.use((provider) => provider.complete(chatTarget, chatRequest)).pipe(
+    Effect.provide(
+      ChatProviderOpenAi.layer({ routerBaseUrl: `${base}/api/v1/`, hubBaseUrl: `${base}/hub`, ...options }).pipe(
+        Layer.provide(SafeHttp.layer({ allowPrivateNetwork: true }))
+      )
+    )
+  )
+
+const failure = (chatTarget: ChatTarget, options?: Partial<ChatProviderOpenAiOptions>) =>
+  Effect.flip(complete(chatTarget, request, options))
+
+describe("ChatProviderOpenAi", () => {
+  it.effect("calls the router with a bearer token and returns the upstream's answer", () =>
+    Effect.gen(function*() {
+      const result = yield* complete(target(), { ...request, temperature: 0.2, max_tokens: 64 })
+      const call = seen.at(-1)!
+      assert.strictEqual(call.method, "POST")
+      assert.strictEqual(call.path, "/api/v1/chat/completions")
+      assert.strictEqual(call.headers.authorization, `Bearer ${SECRET}`)
+      assert.match(String(call.headers["content-type"]), /^application\/json/)
+      assert.deepStrictEqual(call.body, {
+        model: "acme/tiny",
+        messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }],
+        temperature: 0.2,
+        max_tokens: 64
+      })
+      assert.deepStrictEqual(result, {
+        body: completion({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 }),
+        output: "Bonjour",
+        usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
+        costUsd: null,
+        // Clock-based: the TestClock of it.effect does not move
+        latencyMs: 0
+      })
+    }))
+
+  it.effect("sends neither temperature nor max_tokens when not given, and no model when it is null", () =>
+    Effect.gen(function*() {
+      yield* complete(target({ modelName: null }))
+      assert.deepStrictEqual(seen.at(-1)!.body, {
+        messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }]
+      })
+    }))
+
+  it.effect("calls the hub's OpenAI-compatible router under /v1", () =>
+    Effect.gen(function*() {
+      const result = yield* complete(target({ platform: "Hub", modelName: "hub-model" }))
+      assert.strictEqual(result.output, "Bonjour")
+      const call = seen.at(-1)!
+      assert.strictEqual(call.path, "/hub/v1/chat/completions")
+      assert.strictEqual(call.headers.authorization, `Bearer ${SECRET}`)
+      assert.strictEqual(call.body.model, "hub-model")
+    }))
+
+  it.effect("sends no auth header to the router or hub without a token", () =>
+    Effect.gen(function*() {
+      yield* complete(target({ token: Option.none() }))
+      assert.isUndefined(seen.at(-1)!.headers.authorization)
+    }))
+
+  it.effect("calls a custom endpoint with each auth type", () =>
+    Effect.gen(function*() {
+      const custom = (authType: ChatTarget["authType"], authHeaderName: string | null = null) =>
+        target({ platform: "Custom", url: `${base}/custom/v1//`, authType, authHeaderName })
+
+      yield* complete(custom("bearer"))
+      assert.strictEqual(seen.at(-1)!.path, "/custom/v1/chat/completions")
+      assert.strictEqual(seen.at(-1)!.headers.authorization, `Bearer ${SECRET}`)
+
+      yield* complete(custom("header", "X-Api-Key"))
+      assert.strictEqual(seen.at(-1)!.path, "/custom/v1/chat/completions")
+      assert.strictEqual(seen.at(-1)!.headers["x-api-key"], SECRET)
+      assert.isUndefined(seen.at(-1)!.headers.authorization)
+
+      yield* complete(custom("none"))
+      assert.strictEqual(seen.at(-1)!.path, "/custom/v1/chat/completions")
+      assert.isUndefined(seen.at(-1)!.headers.authorization)
+      assert.notInclude(JSON.stringify(seen.at(-1)!.headers), SECRET)
+    }))
+
+  it.effect("takes the cost from usage.cost when reported", () =>
+    Effect.gen(function*() {
+      const result = yield* complete(target({ modelName: "cost", inputPricePerMTokens: 1, outputPricePerMTokens: 1 }))
+      assert.strictEqual(result.costUsd, 0.0123)
+      assert.deepStrictEqual(result.usage, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 })
+    }))
+
+  it.effect("prices the usage when the upstream reports no cost, and sums a missing total", () =>
+    Effect.gen(function*() {
+      const result = yield* complete(
+        target({ modelName: "no-total", inputPricePerMTokens: 0.15, outputPricePerMTokens: 0.6 })
+      )
+      assert.deepStrictEqual(result.usage, { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 })
+      assert.closeTo(result.costUsd!, 0.00045, 1e-12)
+    }))
+
+  it.effect("has no cost without prices or usage, and no output without string content", () =>
+    Effect.gen(function*() {
+      const unpriced = yield* complete(target({ modelName: "no-total" }))
+      assert.isNull(unpriced.costUsd)
+      const halfPriced = yield* complete(target({ modelName: "no-total", inputPricePerMTokens: 0.15 }))
+      assert.isNull(halfPriced.costUsd)
+      const noUsage = yield* complete(
+        target({ modelName: "no-usage", inputPricePerMTokens: 0.15, outputPricePerMTokens: 0.6 })
+      )
+      assert.isNull(noUsage.usage)
+      assert.isNull(noUsage.costUsd)
+      const noContent = yield* complete(target({ modelName: "no-content" }))
+      assert.isNull(noContent.output)
+      assert.deepStrictEqual(noContent.body, {
+        ...completion(undefined),
+        choices: [{ index: 0, message: { role: "assistant", content: null } }]
+      })
+    }))
+
+  it.effect("reports an upstream 500 with its message, cut short and without the token", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(target({ modelName: "boom" }))
+      assert.strictEqual(error._tag, "ChatProviderFailed")
+      assert.strictEqual(error.candidate_id, "cand-1")
+      assert.strictEqual(error.candidate_name, "Tiny")
+      assert.strictEqual(error.upstream_status, 500)
+      assert.strictEqual(error.latency_ms, 0)
+      assert.isTrue(error.reason.startsWith("the router answered 500: Provider failed for key [redacted]: xxx"), error.reason)
+      assert.isAtMost(error.reason.length, "the router answered 500: ".length + 300)
+      assert.notInclude(error.reason, SECRET)
+    }))
+
+  it.effect("reports a 401 with its status and without the token", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(target({ platform: "Hub", modelName: "unauthorised" }))
+      assert.strictEqual(error.upstream_status, 401)
+      assert.strictEqual(error.reason, "the hub answered 401: No auth credentials found for [redacted]")
+      const custom = yield* failure(
+        target({ platform: "Custom", url: base, authType: "header", authHeaderName: "x-api-key", modelName: "unauthorised" })
+      )
+      assert.strictEqual(custom.reason, "the endpoint answered 401: No auth credentials found for [redacted]")
+    }))
+
+  it.effect("reports a non-JSON error page by its status alone", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(target({ modelName: "html" }))
+      assert.strictEqual(error.upstream_status, 502)
+      assert.strictEqual(error.reason, "the router answered 502")
+    }))
+
+  it.effect("reports an answer that is not JSON or has no choices", () =>
+    Effect.gen(function*() {
+      const garbled = yield* failure(target({ modelName: "garbled" }))
+      assert.strictEqual(garbled.upstream_status, 200)
+      assert.strictEqual(garbled.reason, "the router answered with something other than JSON")
+      const choiceless = yield* failure(target({ modelName: "no-choices" }))
+      assert.strictEqual(choiceless.upstream_status, 200)
+      assert.strictEqual(choiceless.reason, "the router answered without choices: Rate limited [redacted]")
+    }))
+
+  it.effect("fails without calling out when the platform's base URL is not configured", () =>
+    Effect.gen(function*() {
+      const before = seen.length
+      const router = yield* failure(target(), { routerBaseUrl: undefined })
+      assert.strictEqual(router.reason, "the router is not configured")
+      assert.isNull(router.upstream_status)
+      const hub = yield* failure(target({ platform: "Hub" }), { hubBaseUrl: "" })
+      assert.strictEqual(hub.reason, "the hub is not configured")
+      const custom = yield* failure(target({ platform: "Custom", url: null }))
+      assert.strictEqual(custom.reason, "the candidate has no endpoint URL")
+      const headerless = yield* failure(target({ platform: "Custom", url: base, authType: "header" }))
+      assert.strictEqual(headerless.reason, "the candidate uses header auth but names no header")
+      assert.strictEqual(seen.length, before)
+    }))
+
+  // live: the timeout needs the real clock, not it.effect's TestClock
+  it.live("reports a silent upstream as timed out and a refused connection as unreachable", () =>
+    Effect.gen(function*() {
+      const silent = yield* failure(target({ modelName: "hang" }), { timeout: "300 millis" })
+      assert.strictEqual(silent.reason, "the router did not answer within 0.3 s")
+      assert.isNull(silent.upstream_status)
+      assert.isAtLeast(silent.latency_ms, 250)
+
+      const refused = yield* failure(target({ platform: "Custom", url: "http://127.0.0.1:1/v1" }))
+      assert.strictEqual(refused.reason, "could not reach the endpoint")
+      assert.isNull(refused.upstream_status)
+    }))
+
+  it.live("measures the wall time of a call", () =>
+    Effect.gen(function*() {
+      const result = yield* complete(target())
+      assert.isAbove(result.latencyMs, 0)
+      assert.strictEqual(result.latencyMs, Math.round(result.latencyMs * 10) / 10)
+    }))
+})

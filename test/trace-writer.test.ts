@@ -1,0 +1,78 @@
+import { assert, describe, it } from "vitest"
+import { Context, DateTime, Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
+import { TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
+import type { WorkspaceId } from "@podium/domain/Ids"
+import { IdGenerator } from "@podium/domain/ports/IdGenerator"
+import { TraceWriter } from "@podium/domain/ports/TraceWriter"
+import type { Trace } from "@podium/domain/Trace"
+import { TestDatabase } from "./support/database.ts"
+
+const Database = MigrationsLayer.pipe(Layer.provideMerge(TestDatabase.layer), Layer.provideMerge(IdGeneratorUuidV7))
+
+const trace = (leaderboard: string) =>
+  Effect.gen(function*() {
+    const ids = yield* IdGenerator
+    return {
+      id: yield* ids.next,
+      workspace_id: "0190a000-0000-7000-8000-000000000001" as WorkspaceId,
+      leaderboard_id: leaderboard,
+      leaderboard_model_id: null,
+      source: "inference",
+      run_id: null,
+      input: "What is 2+2?",
+      messages: [{ role: "user", content: "What is 2+2?" }],
+      output: "4",
+      status: "success",
+      error: null,
+      latency_ms: 12.5,
+      usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+      cost_usd: 0.000001,
+      token_id: null,
+      created_at: yield* DateTime.now
+    } satisfies Trace
+  })
+
+const rowsOf = (leaderboard: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ rows: number; transactions: number }>`
+      SELECT count(*)::int AS rows, count(DISTINCT xmin::text)::int AS transactions
+      FROM traces WHERE leaderboard_id = ${leaderboard}`
+    return row!
+  })
+
+/** Real time: the writer's flush waits on the clock, which `it.effect`'s TestClock would freeze. */
+const live = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof Database>>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(Database)) as Effect.Effect<A, E>)
+
+describe("TraceWriterPg", () => {
+  describe("group commit", () => {
+    it("writes every trace, many per INSERT under load", () =>
+      live(Effect.gen(function*() {
+        const leaderboard = crypto.randomUUID()
+        const scope = yield* Scope.make()
+        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const traces = yield* Effect.all(Array.from({ length: 2500 }, () => trace(leaderboard)))
+        yield* Effect.forEach(traces, writer.record, { concurrency: "unbounded" })
+        yield* writer.flush
+        const { rows, transactions } = yield* rowsOf(leaderboard)
+        assert.strictEqual(rows, 2500)
+        assert.isAtLeast(transactions, 3) // batches of at most 1000
+        assert.isBelow(transactions, 100) // grouped, not one INSERT per trace
+        yield* Scope.close(scope, Exit.void)
+      })))
+
+    it("closing the writer writes what is still queued", () =>
+      live(Effect.gen(function*() {
+        const leaderboard = crypto.randomUUID()
+        const scope = yield* Scope.make()
+        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        for (let i = 0; i < 300; i++) yield* writer.record(yield* trace(leaderboard))
+        yield* Scope.close(scope, Exit.void)
+        assert.strictEqual((yield* rowsOf(leaderboard)).rows, 300)
+      })))
+  })
+})
