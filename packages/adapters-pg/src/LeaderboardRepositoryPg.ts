@@ -66,6 +66,11 @@ export const LeaderboardRepositoryPg = Layer.effect(
             VALUES (${c.id}, ${c.leaderboard_id}, ${c.name}, ${c.platform}, ${c.model_name}, ${c.model_url}, ${c.url},
               ${c.model_id}, ${c.auth_type}, ${c.auth_header_name}, ${sealedToken}, ${c.input_price_per_m_tokens},
               ${c.output_price_per_m_tokens}, ${toDate(c.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
+      candidateCredential: (id) =>
+        sql<{ sealed_token: string | null }>`SELECT sealed_token FROM leaderboard_models WHERE id = ${id}`.pipe(
+          Effect.map((rows) => Option.fromNullishOr(rows[0]?.sealed_token)),
+          Effect.orDie
+        ),
       removeCandidate: (leaderboardId, id) =>
         sql.withTransaction(Effect.gen(function*() {
           const removed = yield* sql`DELETE FROM leaderboard_models

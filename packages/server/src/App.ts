@@ -11,6 +11,7 @@ import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { AuthenticationLive } from "@podium/adapters-http/handlers/Authentication"
 import { DatasetsHttp } from "@podium/adapters-http/handlers/DatasetsHttp"
 import { HealthHttp } from "@podium/adapters-http/handlers/HealthHttp"
+import { InferenceHttp } from "@podium/adapters-http/handlers/InferenceHttp"
 import { IntegrationsHttp } from "@podium/adapters-http/handlers/IntegrationsHttp"
 import { InvitesHttp } from "@podium/adapters-http/handlers/InvitesHttp"
 import { LeaderboardsHttp } from "@podium/adapters-http/handlers/LeaderboardsHttp"
@@ -26,7 +27,9 @@ import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
 import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-pg/SecretCipherAesGcm"
+import { TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
+import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
 import { MailerLog } from "@podium/adapters-providers/MailerLog"
@@ -37,6 +40,7 @@ import { ApiTokens } from "@podium/domain/services/ApiTokens"
 import { Authentication } from "@podium/domain/services/Authentication"
 import { Identity } from "@podium/domain/services/Identity"
 import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
+import { Inference } from "@podium/domain/services/Inference"
 import { Integrations } from "@podium/domain/services/Integrations"
 import { Leaderboards } from "@podium/domain/services/Leaderboards"
 import { Members } from "@podium/domain/services/Members"
@@ -113,6 +117,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       InviteRepositoryPg,
       IntegrationRepositoryPg,
       LeaderboardRepositoryPg,
+      TraceWriterPg,
       ReadinessPg
     )
     const adapters = Layer.mergeAll(
@@ -126,6 +131,10 @@ export const ServicesLive = (config: PodiumConfig) =>
         hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)
       }),
       HubDatasetsHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
+      ChatProviderOpenAi.layer({
+        routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
+        hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)
+      }),
       MailerLive(config),
       LinksLive(config)
     ).pipe(Layer.provideMerge(outbound))
@@ -135,7 +144,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       Members.layer,
       Integrations.layer,
       HubDatasetCheck.layer,
-      Leaderboards.layer
+      Inference.layer.pipe(Layer.provideMerge(Leaderboards.layer))
     )
     return useCases.pipe(Layer.provideMerge(adapters))
   }))
@@ -145,7 +154,7 @@ export const docsPaths = ["/openapi.json", "/docs"]
 /** The HTTP routes: the API, its OpenAPI document and the Scalar reference. */
 export const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp, LeaderboardsHttp]),
+    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp, LeaderboardsHttp, InferenceHttp]),
     Layer.provide(AuthenticationLive)
   ),
   HttpApiScalar.layer(Api, { path: "/docs" }),

@@ -4,6 +4,7 @@ import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/Com
 import type { IntegrationTokenRejected, IntegrationUnavailable } from "@podium/domain/IntegrationErrors"
 import type { AlreadyMember, InviteNotPending } from "@podium/domain/WorkspaceErrors"
 import type { HubDatasetNotFound } from "@podium/domain/HubDataset"
+import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/InferenceErrors"
 import { apiError, BadGateway, BadRequest, Conflict, Forbidden, NotFound, Unauthorized } from "../api/Errors.ts"
 
 /** Domain errors are not HTTP errors: this is the one place that decides their status and code. */
@@ -36,6 +37,22 @@ export const toApiError = {
     })),
   LeaderboardArchived: () =>
     Effect.fail(apiError(Conflict, "leaderboard_archived", "The leaderboard is archived: set its status to active first")),
+  StreamingUnsupported: () =>
+    Effect.fail(apiError(BadRequest, "streaming_unsupported", "Streaming is not supported: send stream false or leave it out")),
+  NoServingModel: (e: NoServingModel) =>
+    Effect.fail(apiError(Conflict, "no_serving_model", "The leaderboard has no model to serve: choose a candidate", {
+      leaderboard_id: e.leaderboard_id
+    })),
+  NoActiveDeployment: (e: NoActiveDeployment) =>
+    Effect.fail(apiError(Conflict, "no_active_deployment", "The serving model has no active deployment", {
+      model_id: e.model_id
+    })),
+  UpstreamFailed: (e: UpstreamFailed) =>
+    Effect.fail(apiError(BadGateway, "upstream_error", `Candidate ${e.candidate_name} failed: ${e.reason}`, {
+      candidate_id: e.candidate_id,
+      candidate_name: e.candidate_name,
+      trace_id: e.trace_id
+    })),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
     Effect.fail(apiError(NotFound, "dataset_not_found", `The hub has no dataset ${e.dataset_id} that this workspace can read`))
 } as const

@@ -17,6 +17,8 @@ export class LeaderboardRepository extends Context.Service<LeaderboardRepository
   readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>
   /** `sealedToken` is the candidate's credential, sealed by SecretCipher. */
   readonly insertCandidate: (candidate: Candidate, sealedToken: string | null) => Effect.Effect<void>
+  /** The candidate's own credential, sealed, when it has one. */
+  readonly candidateCredential: (id: CandidateId) => Effect.Effect<Option.Option<string>>
   /** Removes the candidate, and clears it as the chosen one, in one transaction. */
   readonly removeCandidate: (leaderboardId: LeaderboardId, id: CandidateId) => Effect.Effect<boolean>
 }>()("@podium/domain/ports/LeaderboardRepository") {}

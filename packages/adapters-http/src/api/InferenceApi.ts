@@ -1,0 +1,56 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { LeaderboardId } from "@podium/domain/Leaderboard"
+import { BadGateway, BadRequest, Conflict, NotFound } from "./Errors.ts"
+import { ApiTokenAuth, RequiredScope } from "./Security.ts"
+
+const Text = Schema.String.check(Schema.isMaxLength(1_000_000))
+
+/** Open: other properties (e.g. `model` from OpenAI clients) are accepted and ignored. */
+export const InferenceRequest = Schema.StructWithRest(
+  Schema.Struct({
+    input: Schema.optionalKey(Text),
+    prompt: Schema.optionalKey(Text),
+    question: Schema.optionalKey(Text),
+    query: Schema.optionalKey(Text),
+    messages: Schema.optionalKey(Schema.Array(Schema.Struct({ role: Schema.String, content: Text }))),
+    temperature: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 2 }))),
+    max_tokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
+    stream: Schema.optionalKey(Schema.Boolean)
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+)
+
+const ProviderResponse = Schema.Record(Schema.String, Schema.Unknown).annotate({
+  description: "The serving candidate's chat-completion JSON, unchanged. Headers: X-Service-Trace-Id, " +
+    "X-Service-Leaderboard-Model-Id, X-Service-Model-Source (the candidate's platform)."
+})
+
+const endpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path, summary: string) =>
+  HttpApiEndpoint.post(name, path, {
+    params: { leaderboard_id: LeaderboardId },
+    payload: InferenceRequest,
+    success: ProviderResponse,
+    error: [BadRequest, NotFound, Conflict, BadGateway]
+  }).annotate(RequiredScope, "leaderboards:inference").annotateMerge(OpenApi.annotations({
+    summary,
+    description: "Served by the leaderboard's chosen model: the manual choice, else the latest run's winner, else " +
+      "the chosen candidate (409 `no_serving_model` when there is none). The input is `messages` or exactly one " +
+      "of input, prompt, question and query; the challenge's `system_prompt` leads as a system message and its " +
+      "`model_prompt` templates the user message (`{input}` is replaced; without it the input follows a blank " +
+      "line). `stream: true` is 400 `streaming_unsupported`. A failing candidate is 502 `upstream_error` naming " +
+      "it. Every call, success or failure, is recorded as a trace with source `inference`."
+  }))
+
+export class InferenceApi extends HttpApiGroup.make("inference")
+  .add(
+    endpoint("infer", "/v1/leaderboard/:leaderboard_id/inference", "Inference through the leaderboard's chosen model"),
+    endpoint(
+      "chatCompletions",
+      "/v1/leaderboard/:leaderboard_id/chat/completions",
+      "OpenAI-compatible alias: use baseURL {base}/v1/leaderboard/{leaderboard_id} in OpenAI clients"
+    )
+  )
+  .middleware(ApiTokenAuth)
+  .annotateMerge(OpenApi.annotations({ title: "Inference" }))
+{}

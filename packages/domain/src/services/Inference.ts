@@ -1,0 +1,161 @@
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import type { Candidate } from "../Candidate.ts"
+import type { InvalidInput, NotFound } from "../CommonErrors.ts"
+import { NoActiveDeployment, NoServingModel, StreamingUnsupported, UpstreamFailed } from "../InferenceErrors.ts"
+import { type Leaderboard, LeaderboardArchived, type LeaderboardId } from "../Leaderboard.ts"
+import type { Principal } from "../Principal.ts"
+import { buildMessages, type PromptInput } from "../Prompt.ts"
+import { ChatProvider, type ChatTarget } from "../ports/ChatProvider.ts"
+import { IdGenerator } from "../ports/IdGenerator.ts"
+import { IntegrationRepository } from "../ports/IntegrationRepository.ts"
+import { LeaderboardRepository } from "../ports/LeaderboardRepository.ts"
+import { SecretCipher } from "../ports/SecretCipher.ts"
+import { TraceWriter } from "../ports/TraceWriter.ts"
+import type { Trace } from "../Trace.ts"
+import { Leaderboards } from "./Leaderboards.ts"
+
+export interface InferenceRequest extends PromptInput {
+  readonly temperature?: number | undefined
+  readonly max_tokens?: number | undefined
+  readonly stream?: boolean | undefined
+}
+
+export interface Served {
+  readonly body: unknown
+  readonly traceId: string
+  readonly candidate: Candidate
+}
+
+/**
+ * The candidate that serves a leaderboard: the manual choice; else the winner of the latest
+ * succeeded run (runs arrive later), else the chosen candidate; else none.
+ */
+export const servingCandidate = (
+  leaderboard: Pick<Leaderboard, "chosen_model_strategy" | "chosen_leaderboard_model_id">,
+  candidates: ReadonlyArray<Candidate>,
+  latestRunWinner: string | null
+): Candidate | undefined => {
+  const byId = (id: string | null) => candidates.find((c) => c.id === id)
+  return leaderboard.chosen_model_strategy === "manual"
+    ? byId(leaderboard.chosen_leaderboard_model_id)
+    : byId(latestRunWinner) ?? byId(leaderboard.chosen_leaderboard_model_id)
+}
+
+/** Production traffic through a leaderboard's serving candidate; every call leaves a trace. */
+export class Inference extends Context.Service<Inference, {
+  readonly infer: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    request: InferenceRequest
+  ) => Effect.Effect<
+    Served,
+    | NotFound
+    | InvalidInput
+    | StreamingUnsupported
+    | LeaderboardArchived
+    | NoServingModel
+    | NoActiveDeployment
+    | UpstreamFailed
+  >
+}>()("@podium/domain/services/Inference") {
+  static readonly layer = Layer.effect(
+    Inference,
+    Effect.gen(function*() {
+      const leaderboards = yield* Leaderboards
+      const repository = yield* LeaderboardRepository
+      const integrations = yield* IntegrationRepository
+      const cipher = yield* SecretCipher
+      const provider = yield* ChatProvider
+      const traces = yield* TraceWriter
+      const ids = yield* IdGenerator
+
+      const credential = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard) {
+        const own = yield* repository.candidateCredential(candidate.id)
+        if (Option.isSome(own)) return Option.some(yield* cipher.open(own.value))
+        if (candidate.platform !== "Router" && candidate.platform !== "Hub") return Option.none()
+        const integration = yield* integrations.find(
+          leaderboard.workspace_id,
+          candidate.platform === "Router" ? "router" : "hub"
+        )
+        return Option.isSome(integration) ? Option.some(yield* cipher.open(integration.value.sealed_token)) : Option.none()
+      })
+
+      const infer = Effect.fn("Inference.infer")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        request: InferenceRequest
+      ) {
+        if (request.stream === true) return yield* new StreamingUnsupported()
+        const { candidates, leaderboard } = yield* leaderboards.get(principal, leaderboardId)
+        if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
+        const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
+        const candidate = servingCandidate(leaderboard, candidates, null)
+        if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
+        if (candidate.platform === "Service") {
+          return yield* new NoActiveDeployment({ model_id: candidate.model_id ?? "" })
+        }
+        const target: ChatTarget = {
+          candidateId: candidate.id,
+          candidateName: candidate.name,
+          platform: candidate.platform,
+          modelName: candidate.model_name,
+          url: candidate.url,
+          authType: candidate.auth_type,
+          authHeaderName: candidate.auth_header_name,
+          token: yield* credential(candidate, leaderboard),
+          inputPricePerMTokens: candidate.input_price_per_m_tokens,
+          outputPricePerMTokens: candidate.output_price_per_m_tokens
+        }
+        const result = yield* Effect.result(provider.complete(target, {
+          messages: prompt.messages,
+          temperature: request.temperature,
+          max_tokens: request.max_tokens
+        }))
+        const traceId = yield* ids.next
+        const base = {
+          id: traceId,
+          workspace_id: leaderboard.workspace_id,
+          leaderboard_id: leaderboard.id,
+          leaderboard_model_id: candidate.id,
+          source: "inference",
+          run_id: null,
+          input: prompt.input,
+          messages: prompt.messages,
+          token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
+          created_at: yield* DateTime.now
+        } as const
+        if (result._tag === "Failure") {
+          const failure = result.failure
+          yield* traces.record({
+            ...base,
+            output: null,
+            status: "error",
+            error: failure.reason,
+            latency_ms: failure.latency_ms,
+            usage: null,
+            cost_usd: null
+          } satisfies Trace)
+          return yield* new UpstreamFailed({
+            candidate_id: candidate.id,
+            candidate_name: candidate.name,
+            reason: failure.reason,
+            trace_id: traceId
+          })
+        }
+        const completion = result.success
+        yield* traces.record({
+          ...base,
+          output: completion.output,
+          status: "success",
+          error: null,
+          latency_ms: completion.latencyMs,
+          usage: completion.usage === null ? null : { ...completion.usage },
+          cost_usd: completion.costUsd
+        } satisfies Trace)
+        return { body: completion.body, traceId, candidate }
+      })
+
+      return Inference.of({ infer })
+    })
+  )
+}

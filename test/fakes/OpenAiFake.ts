@@ -1,0 +1,53 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface SeenRequest {
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: any
+}
+
+/** A loopback server speaking OpenAI chat completions (`POST …/chat/completions`). */
+export interface OpenAiFake {
+  readonly url: string
+  readonly seen: Array<SeenRequest>
+  /** What the next answers are: a completion (default), an upstream error, or invalid JSON. */
+  mode: "ok" | "error" | "garbage"
+  readonly close: () => Promise<void>
+}
+
+export const completion = (content: string, model = "fake-model") => ({
+  id: "chatcmpl-fake",
+  object: "chat.completion",
+  created: 1_790_000_000,
+  model,
+  choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 }
+})
+
+export const startOpenAiFake = async (): Promise<OpenAiFake> => {
+  const fake = { seen: [], mode: "ok" } as unknown as { -readonly [K in keyof OpenAiFake]: OpenAiFake[K] }
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "null")
+      fake.seen.push({ path: new URL(req.url ?? "/", "http://x").pathname, headers: req.headers, body })
+      if (fake.mode === "error") {
+        res.writeHead(500, { "content-type": "application/json" })
+        return res.end(JSON.stringify({ error: { message: "the model is overloaded", type: "server_error" } }))
+      }
+      if (fake.mode === "garbage") {
+        res.writeHead(200, { "content-type": "application/json" })
+        return res.end("{not json")
+      }
+      const last = body?.messages?.at(-1)?.content ?? ""
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify(completion(`echo: ${last}`, body?.model)))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  fake.close = () => new Promise<void>((resolve) => server.close(() => resolve()))
+  return fake
+}
