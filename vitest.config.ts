@@ -6,6 +6,8 @@ export default defineConfig({
     globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    pool: "forks"
+    pool: "forks",
+    // Memory tests force a collection before they measure what is retained.
+    execArgv: ["--expose-gc"]
   }
 })

@@ -2,6 +2,7 @@ import { AuthBench } from "./AuthBench.ts"
 import { type Benchmark, runBenchmark, type ScenarioResult, type Settings } from "./Benchmark.ts"
 import { openDatabases } from "./Databases.ts"
 import { HealthBench } from "./HealthBench.ts"
+import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
 import { conditions, heading, jsonLine, table } from "./Report.ts"
 
 /**
@@ -9,13 +10,13 @@ import { conditions, heading, jsonLine, table } from "./Report.ts"
  * Podium in this process. Env: BENCH_SECONDS (per load level, default 5), DATABASE_URL (a
  * PostgreSQL server to create the databases on; an embedded one otherwise).
  */
-const benchmarks: ReadonlyArray<Benchmark> = [HealthBench, AuthBench]
+const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [HealthBench, AuthBench, InferenceBench]
 
 const usage = () =>
   ["usage: npm run bench [-- <name>...]", "benchmarks:", ...benchmarks.map((b) => `  ${b.name.padEnd(8)} ${b.description}`)]
     .join("\n")
 
-const selected = (names: ReadonlyArray<string>): ReadonlyArray<Benchmark> => {
+const selected = (names: ReadonlyArray<string>): ReadonlyArray<Benchmark | SelfRunningBenchmark> => {
   const unknown = names.filter((name) => !benchmarks.some((b) => b.name === name))
   if (unknown.length > 0) {
     console.error(`unknown benchmark: ${unknown.join(", ")}\n${usage()}`)
@@ -42,10 +43,17 @@ const settings: Settings = { seconds, connections: [1, 10, 100], warmupSeconds: 
 const databases = await openDatabases(process.env["DATABASE_URL"] || undefined)
 const taken = conditions(databases.server)
 const results: Array<ScenarioResult> = []
+const notes: Array<string> = []
 try {
   for (const benchmark of toRun) {
     process.stderr.write(`${benchmark.name}: ${benchmark.description}\n`)
-    results.push(...await runBenchmark(benchmark, databases, settings))
+    if ("run" in benchmark) {
+      const ran = await benchmark.run(databases, settings)
+      results.push(...ran.results)
+      notes.push(...ran.notes)
+    } else {
+      results.push(...await runBenchmark(benchmark, databases, settings))
+    }
   }
 } finally {
   await databases.close()
@@ -53,4 +61,5 @@ try {
 
 console.log(heading(taken, settings))
 console.log(table(results))
+if (notes.length > 0) console.log(["", ...notes].join("\n"))
 console.log(jsonLine(taken, settings, results))

@@ -16,6 +16,7 @@ import { IntegrationsHttp } from "@podium/adapters-http/handlers/IntegrationsHtt
 import { InvitesHttp } from "@podium/adapters-http/handlers/InvitesHttp"
 import { LeaderboardsHttp } from "@podium/adapters-http/handlers/LeaderboardsHttp"
 import { TokensHttp } from "@podium/adapters-http/handlers/TokensHttp"
+import { TracesHttp } from "@podium/adapters-http/handlers/TracesHttp"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
@@ -27,6 +28,7 @@ import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
 import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-pg/SecretCipherAesGcm"
+import { TraceReaderPg } from "@podium/adapters-pg/TraceReaderPg"
 import { TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
@@ -44,6 +46,7 @@ import { Inference } from "@podium/domain/services/Inference"
 import { Integrations } from "@podium/domain/services/Integrations"
 import { Leaderboards } from "@podium/domain/services/Leaderboards"
 import { Members } from "@podium/domain/services/Members"
+import { TraceExport } from "@podium/domain/services/TraceExport"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
 import { InviteMailLive, InviteMailQueueLive } from "./InviteMail.ts"
@@ -91,7 +94,8 @@ const LinksLive = (config: PodiumConfig) => {
       target.searchParams.set("invite_id", invite.id)
       target.searchParams.set("business_id", invite.workspace_id)
       return target.toString()
-    }
+    },
+    tracesUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/traces?format=jsonl`
   }))
 }
 
@@ -118,6 +122,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       IntegrationRepositoryPg,
       LeaderboardRepositoryPg,
       TraceWriterPg,
+      TraceReaderPg,
       ReadinessPg
     )
     const adapters = Layer.mergeAll(
@@ -144,7 +149,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       Members.layer,
       Integrations.layer,
       HubDatasetCheck.layer,
-      Inference.layer.pipe(Layer.provideMerge(Leaderboards.layer))
+      Layer.mergeAll(Inference.layer, TraceExport.layer).pipe(Layer.provideMerge(Leaderboards.layer))
     )
     return useCases.pipe(Layer.provideMerge(adapters))
   }))
@@ -154,7 +159,7 @@ export const docsPaths = ["/openapi.json", "/docs"]
 /** The HTTP routes: the API, its OpenAPI document and the Scalar reference. */
 export const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp, LeaderboardsHttp, InferenceHttp]),
+    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp, LeaderboardsHttp, InferenceHttp, TracesHttp]),
     Layer.provide(AuthenticationLive)
   ),
   HttpApiScalar.layer(Api, { path: "/docs" }),

@@ -7,6 +7,7 @@ import { IntegrationsApi } from "./IntegrationsApi.ts"
 import { InvitesApi } from "./InvitesApi.ts"
 import { LeaderboardsApi } from "./LeaderboardsApi.ts"
 import { TokensApi } from "./TokensApi.ts"
+import { TracesApi } from "./TracesApi.ts"
 
 /** The public contract of Podium: served by the server, used by clients and tests. */
 export class Api extends HttpApi.make("podium")
@@ -17,6 +18,7 @@ export class Api extends HttpApi.make("podium")
   .add(DatasetsApi)
   .add(LeaderboardsApi)
   .add(InferenceApi)
+  .add(TracesApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
   .annotate(HttpApi.PayloadParseOptions, { errors: "all" })

@@ -106,53 +106,57 @@ export class Inference extends Context.Service<Inference, {
           inputPricePerMTokens: candidate.input_price_per_m_tokens,
           outputPricePerMTokens: candidate.output_price_per_m_tokens
         }
-        const result = yield* Effect.result(provider.complete(target, {
-          messages: prompt.messages,
-          temperature: request.temperature,
-          max_tokens: request.max_tokens
-        }))
-        const traceId = yield* ids.next
-        const base = {
-          id: traceId,
-          workspace_id: leaderboard.workspace_id,
-          leaderboard_id: leaderboard.id,
-          leaderboard_model_id: candidate.id,
-          source: "inference",
-          run_id: null,
-          input: prompt.input,
-          messages: prompt.messages,
-          token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
-          created_at: yield* DateTime.now
-        } as const
-        if (result._tag === "Failure") {
-          const failure = result.failure
+        // Once the upstream is called the call is paid for: finish it and record its trace even if
+        // the client hangs up meanwhile.
+        return yield* Effect.uninterruptible(Effect.gen(function*() {
+          const result = yield* Effect.result(provider.complete(target, {
+            messages: prompt.messages,
+            temperature: request.temperature,
+            max_tokens: request.max_tokens
+          }))
+          const traceId = yield* ids.next
+          const base = {
+            id: traceId,
+            workspace_id: leaderboard.workspace_id,
+            leaderboard_id: leaderboard.id,
+            leaderboard_model_id: candidate.id,
+            source: "inference",
+            run_id: null,
+            input: prompt.input,
+            messages: prompt.messages,
+            token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
+            created_at: yield* DateTime.now
+          } as const
+          if (result._tag === "Failure") {
+            const failure = result.failure
+            yield* traces.record({
+              ...base,
+              output: null,
+              status: "error",
+              error: failure.reason,
+              latency_ms: failure.latency_ms,
+              usage: null,
+              cost_usd: null
+            } satisfies Trace)
+            return yield* new UpstreamFailed({
+              candidate_id: candidate.id,
+              candidate_name: candidate.name,
+              reason: failure.reason,
+              trace_id: traceId
+            })
+          }
+          const completion = result.success
           yield* traces.record({
             ...base,
-            output: null,
-            status: "error",
-            error: failure.reason,
-            latency_ms: failure.latency_ms,
-            usage: null,
-            cost_usd: null
+            output: completion.output,
+            status: "success",
+            error: null,
+            latency_ms: completion.latencyMs,
+            usage: completion.usage === null ? null : { ...completion.usage },
+            cost_usd: completion.costUsd
           } satisfies Trace)
-          return yield* new UpstreamFailed({
-            candidate_id: candidate.id,
-            candidate_name: candidate.name,
-            reason: failure.reason,
-            trace_id: traceId
-          })
-        }
-        const completion = result.success
-        yield* traces.record({
-          ...base,
-          output: completion.output,
-          status: "success",
-          error: null,
-          latency_ms: completion.latencyMs,
-          usage: completion.usage === null ? null : { ...completion.usage },
-          cost_usd: completion.costUsd
-        } satisfies Trace)
-        return { body: completion.body, traceId, candidate }
+          return { body: completion.body, traceId, candidate }
+        }))
       })
 
       return Inference.of({ infer })

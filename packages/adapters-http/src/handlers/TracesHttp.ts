@@ -1,0 +1,59 @@
+import { DateTime, Effect, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { Links } from "@podium/domain/ports/Links"
+import { TraceExport } from "@podium/domain/services/TraceExport"
+import type { Trace } from "@podium/domain/Trace"
+import { Api } from "../api/Api.ts"
+import { CurrentPrincipal } from "../api/Security.ts"
+import { mapDomainErrors } from "./ErrorMapping.ts"
+
+const wire = (trace: Trace) => {
+  const { workspace_id: _, ...rest } = trace
+  return { ...rest, created_at: DateTime.formatIso(trace.created_at) }
+}
+
+const encoder = new TextEncoder()
+const contentTypes = { jsonl: "application/jsonl", ndjson: "application/x-ndjson" } as const
+
+export const TracesHttp = HttpApiBuilder.group(
+  Api,
+  "traces",
+  Effect.fn(function*(handlers) {
+    const exporter = yield* TraceExport
+    const links = yield* Links
+    return handlers.handle("export", ({ params, query }) =>
+      Effect.gen(function*() {
+        const limit = query.limit ?? 100
+        const offset = query.offset ?? 0
+        const batchLimit = query.batch_limit ?? 25
+        const batches = yield* exporter.batches(yield* CurrentPrincipal, params.leaderboard_id, {
+          limit,
+          offset,
+          batchLimit,
+          source: query.source,
+          runId: query.run_id
+        })
+        const format = query.format ?? "jsonl"
+        if (format !== "json") {
+          return HttpServerResponse.stream(
+            batches.pipe(Stream.map((batch) => encoder.encode(batch.map((t) => JSON.stringify(wire(t)) + "\n").join("")))),
+            { contentType: contentTypes[format] }
+          )
+        }
+        const read = yield* Stream.runCollect(batches)
+        const rows = read.flat().map(wire)
+        return {
+          leaderboard_id: params.leaderboard_id,
+          traces_url: links.tracesUrl(params.leaderboard_id),
+          count: rows.length,
+          limit,
+          offset,
+          batch_count: read.length,
+          scanned_rows: rows.length,
+          next_offset: rows.length === limit * batchLimit ? offset + rows.length : null,
+          rows
+        }
+      }).pipe(mapDomainErrors))
+  })
+)
