@@ -2,7 +2,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
-import { expireInvites, pruneJobMessages } from "@podium/server/Jobs"
+import { BudgetLedgerPg } from "@podium/adapters-pg/BudgetLedgerPg"
+import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { expireInvites, pruneJobMessages, sweepReservations } from "@podium/server/Jobs"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
@@ -15,7 +17,9 @@ afterAll(() => podium.stop())
 
 const runJob = <A>(job: Effect.Effect<A, never, any>) =>
   Effect.runPromise(job.pipe(
-    Effect.provide(InviteRepositoryPg.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(podium.databaseUrl) })))),
+    Effect.provide(Layer.mergeAll(InviteRepositoryPg, BudgetLedgerPg.pipe(Layer.provide(IdGeneratorUuidV7))).pipe(
+      Layer.provideMerge(PgClient.layer({ url: Redacted.make(podium.databaseUrl) }))
+    )),
     Effect.orDie
   ) as Effect.Effect<A>)
 
@@ -26,7 +30,7 @@ it("the schedules are stored durably in Postgres", async () => {
     const rows = await query(podium.databaseUrl, (sql) =>
       sql`SELECT DISTINCT entity_type FROM cluster_messages WHERE entity_type LIKE 'ClusterCron/%' ORDER BY 1`)
     return rows.map((r) => r["entity_type"])
-  }, { timeout: 20_000, interval: 250 }).toEqual(["ClusterCron/expire-invites", "ClusterCron/prune-job-messages"])
+  }, { timeout: 20_000, interval: 250 }).toEqual(["ClusterCron/expire-invites", "ClusterCron/prune-job-messages", "ClusterCron/sweep-budget-reservations"])
 })
 
 it("expiring invites marks only overdue pending ones", async () => {
@@ -65,4 +69,26 @@ it("pruning deletes processed messages past the retention, with their replies, a
   const replies = await query(podium.databaseUrl, (sql) =>
     sql`SELECT request_id::text AS id FROM cluster_replies WHERE request_id IN (${rows[0]!.id}::bigint, ${rows[1]!.id}::bigint)`)
   expect(replies.map((r) => r["id"])).toEqual([rows[1]!.id])
+})
+
+it("sweeping releases reservations whose call never settled, and only those", async () => {
+  const owner = await session("jobs-budget")
+  const token = (await podium.request("POST", "/api/tokens", {
+    token: owner,
+    json: { name: "b", budget_limit: 1, budget_reset_interval: "monthly" }
+  })).body.token.id
+  await query(podium.databaseUrl, (sql) =>
+    sql`INSERT INTO token_spend (token_id, window_start, settled_usd, reserved_usd)
+        VALUES (${token}, date_trunc('month', now()), 0.2, 0.3)`)
+  for (const [id, amount, expired] of [[crypto.randomUUID(), 0.1, false], [crypto.randomUUID(), 0.2, true]] as const) {
+    await query(podium.databaseUrl, (sql) =>
+      sql`INSERT INTO token_reservations (id, token_id, window_start, amount_usd, expires_at)
+          VALUES (${id}, ${token}, date_trunc('month', now()), ${amount},
+            now() + ${expired ? "-1 minute" : "5 minutes"}::interval)`)
+  }
+  expect(await runJob(sweepReservations)).toBe(1)
+  const [spend] = await query(podium.databaseUrl, (sql) =>
+    sql`SELECT settled_usd, reserved_usd FROM token_spend WHERE token_id = ${token}`)
+  expect(Number(spend!["settled_usd"])).toBeCloseTo(0.2, 9)
+  expect(Number(spend!["reserved_usd"])).toBeCloseTo(0.1, 9)
 })

@@ -67,6 +67,17 @@ const routeTable = (api: RouteSource) => {
   }
 }
 
+/** A 429 says when to come back: `details.retry_after_seconds` of its body becomes `Retry-After`. */
+const withRetryAfter = (response: HttpServerResponse.HttpServerResponse) => {
+  if (response.body._tag !== "Uint8Array") return response
+  try {
+    const seconds = JSON.parse(new TextDecoder().decode(response.body.body))?.error?.details?.retry_after_seconds
+    return typeof seconds === "number" ? HttpServerResponse.setHeader(response, "retry-after", String(seconds)) : response
+  } catch {
+    return response
+  }
+}
+
 const isJsonResponse = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag === "Uint8Array" && (response.body.contentType ?? "").includes("json")
 
@@ -161,6 +172,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
       )
       response = normalize(response)
       if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
+      if (response.status === 429) response = withRetryAfter(response)
       yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
         request_id: requestId,
         method: request.method,

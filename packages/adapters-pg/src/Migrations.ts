@@ -5,13 +5,15 @@ import workspaces from "./migrations/0001_workspaces.ts"
 import inviteMail from "./migrations/0002_invite_mail.ts"
 import leaderboards from "./migrations/0003_leaderboards.ts"
 import traces from "./migrations/0004_traces.ts"
+import budgets from "./migrations/0005_budgets.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
   "0001_workspaces": workspaces,
   "0002_invite_mail": inviteMail,
   "0003_leaderboards": leaderboards,
-  "0004_traces": traces
+  "0004_traces": traces,
+  "0005_budgets": budgets
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -19,6 +19,7 @@ import { TokensHttp } from "@podium/adapters-http/handlers/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/handlers/TracesHttp"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
+import { BudgetLedgerPg } from "@podium/adapters-pg/BudgetLedgerPg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { IntegrationRepositoryPg } from "@podium/adapters-pg/IntegrationRepositoryPg"
@@ -127,6 +128,7 @@ export const ServicesLive = (config: PodiumConfig) =>
     )
     const adapters = Layer.mergeAll(
       repositories,
+      BudgetLedgerPg.pipe(Layer.provide(IdGeneratorUuidV7)),
       IdGeneratorUuidV7,
       SecretCipherAesGcm.layer(secrets.secretsKey),
       TokenSecretsNode,

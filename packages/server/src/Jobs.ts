@@ -1,5 +1,6 @@
 import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
+import { BudgetLedger } from "@podium/domain/ports/BudgetLedger"
 import { InviteRepository } from "@podium/domain/ports/InviteRepository"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 
@@ -20,12 +21,25 @@ export const pruneJobMessages = Effect.gen(function*() {
   return pruned
 }).pipe(Effect.withSpan("Jobs.pruneJobMessages"))
 
+/** Releases budget reservations of calls that never settled (their instance died mid-call). */
+export const sweepReservations = Effect.gen(function*() {
+  const ledger = yield* BudgetLedger
+  const released = yield* ledger.sweep(yield* DateTime.now)
+  if (released > 0) yield* Effect.logInfo("released budget reservations").pipe(Effect.annotateLogs({ count: released }))
+  return released
+}).pipe(Effect.withSpan("Jobs.sweepReservations"))
+
 /** Durable schedules: one run per tick across every instance, kept in Postgres. */
 export const JobsLive = Layer.mergeAll(
   ClusterCron.make({
     name: "expire-invites",
     cron: Cron.parseUnsafe("*/5 * * * *"),
     execute: Effect.asVoid(expireInvites)
+  }),
+  ClusterCron.make({
+    name: "sweep-budget-reservations",
+    cron: Cron.parseUnsafe("* * * * *"),
+    execute: Effect.asVoid(sweepReservations)
   }),
   ClusterCron.make({
     name: "prune-job-messages",

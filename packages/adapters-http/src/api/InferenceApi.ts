@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { LeaderboardId } from "@podium/domain/Leaderboard"
-import { BadGateway, BadRequest, Conflict, NotFound } from "./Errors.ts"
+import { BadGateway, BadRequest, Conflict, NotFound, TooManyRequests } from "./Errors.ts"
 import { ApiTokenAuth, RequiredScope } from "./Security.ts"
 
 const Text = Schema.String.check(Schema.isMaxLength(1_000_000))
@@ -31,7 +31,7 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
     params: { leaderboard_id: LeaderboardId },
     payload: InferenceRequest,
     success: ProviderResponse,
-    error: [BadRequest, NotFound, Conflict, BadGateway]
+    error: [BadRequest, NotFound, Conflict, TooManyRequests, BadGateway]
   }).annotate(RequiredScope, "leaderboards:inference").annotateMerge(OpenApi.annotations({
     summary,
     description: "Served by the leaderboard's chosen model: the manual choice, else the latest run's winner, else " +
@@ -39,7 +39,9 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
       "of input, prompt, question and query; the challenge's `system_prompt` leads as a system message and its " +
       "`model_prompt` templates the user message (`{input}` is replaced; without it the input follows a blank " +
       "line). `stream: true` is 400 `streaming_unsupported`. A failing candidate is 502 `upstream_error` naming " +
-      "it. Every call, success or failure, is recorded as a trace with source `inference`."
+      "it. Every call, success or failure, is recorded as a trace with source `inference`. An API token with a " +
+      "budget reserves the call's estimated cost first; when its spend has reached the budget the call is 429 " +
+      "`budget_exceeded` with `Retry-After` (seconds until the budget resets)."
   }))
 
 export class InferenceApi extends HttpApiGroup.make("inference")

@@ -3,9 +3,19 @@ import type { Forbidden as ForbiddenError, InsufficientScope, Unauthenticated } 
 import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/CommonErrors"
 import type { IntegrationTokenRejected, IntegrationUnavailable } from "@podium/domain/IntegrationErrors"
 import type { AlreadyMember, InviteNotPending } from "@podium/domain/WorkspaceErrors"
+import type { BudgetExceeded } from "@podium/domain/Budget"
 import type { HubDatasetNotFound } from "@podium/domain/HubDataset"
 import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/InferenceErrors"
-import { apiError, BadGateway, BadRequest, Conflict, Forbidden, NotFound, Unauthorized } from "../api/Errors.ts"
+import {
+  apiError,
+  BadGateway,
+  BadRequest,
+  Conflict,
+  Forbidden,
+  NotFound,
+  TooManyRequests,
+  Unauthorized
+} from "../api/Errors.ts"
 
 /** Domain errors are not HTTP errors: this is the one place that decides their status and code. */
 export const toApiError = {
@@ -37,6 +47,12 @@ export const toApiError = {
     })),
   LeaderboardArchived: () =>
     Effect.fail(apiError(Conflict, "leaderboard_archived", "The leaderboard is archived: set its status to active first")),
+  BudgetExceeded: (e: BudgetExceeded) =>
+    Effect.fail(apiError(TooManyRequests, "budget_exceeded", "The API token's budget is used up until it resets", {
+      budget_limit: e.budget_limit,
+      spent_usd: e.spent_usd,
+      retry_after_seconds: e.retry_after_seconds
+    })),
   StreamingUnsupported: () =>
     Effect.fail(apiError(BadRequest, "streaming_unsupported", "Streaming is not supported: send stream false or leave it out")),
   NoServingModel: (e: NoServingModel) =>

@@ -1,11 +1,13 @@
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Option } from "effect"
 import type { Candidate } from "../Candidate.ts"
 import type { InvalidInput, NotFound } from "../CommonErrors.ts"
 import { NoActiveDeployment, NoServingModel, StreamingUnsupported, UpstreamFailed } from "../InferenceErrors.ts"
 import { type Leaderboard, LeaderboardArchived, type LeaderboardId } from "../Leaderboard.ts"
 import type { Principal } from "../Principal.ts"
 import { buildMessages, type PromptInput } from "../Prompt.ts"
-import { ChatProvider, type ChatTarget } from "../ports/ChatProvider.ts"
+import { BudgetExceeded, estimateCost, retryAfterSeconds, windowOf } from "../Budget.ts"
+import { BudgetLedger } from "../ports/BudgetLedger.ts"
+import { type ChatMessage, ChatProvider, type ChatTarget } from "../ports/ChatProvider.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
 import { IntegrationRepository } from "../ports/IntegrationRepository.ts"
 import { LeaderboardRepository } from "../ports/LeaderboardRepository.ts"
@@ -13,6 +15,9 @@ import { SecretCipher } from "../ports/SecretCipher.ts"
 import { TraceWriter } from "../ports/TraceWriter.ts"
 import type { Trace } from "../Trace.ts"
 import { Leaderboards } from "./Leaderboards.ts"
+
+/** A reservation left by a call that never settled (a crash) is released after this. */
+export const reservationLifetime = Duration.minutes(5)
 
 export interface InferenceRequest extends PromptInput {
   readonly temperature?: number | undefined
@@ -56,6 +61,7 @@ export class Inference extends Context.Service<Inference, {
     | NoServingModel
     | NoActiveDeployment
     | UpstreamFailed
+    | BudgetExceeded
   >
 }>()("@podium/domain/services/Inference") {
   static readonly layer = Layer.effect(
@@ -68,6 +74,7 @@ export class Inference extends Context.Service<Inference, {
       const provider = yield* ChatProvider
       const traces = yield* TraceWriter
       const ids = yield* IdGenerator
+      const ledger = yield* BudgetLedger
 
       const credential = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard) {
         const own = yield* repository.candidateCredential(candidate.id)
@@ -79,6 +86,42 @@ export class Inference extends Context.Service<Inference, {
         )
         return Option.isSome(integration) ? Option.some(yield* cipher.open(integration.value.sealed_token)) : Option.none()
       })
+
+      /** Holds the estimated cost against an API token's budget; None when the token has no budget. */
+      const reserve = Effect.fnUntraced(function*(
+        principal: Principal,
+        candidate: Candidate,
+        messages: ReadonlyArray<ChatMessage>,
+        maxTokens: number | undefined
+      ) {
+        if (principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null) return Option.none<string>()
+        const token = principal.token
+        const now = yield* DateTime.now
+        const window = windowOf(token, now)
+        const held = yield* ledger.reserve({
+          tokenId: token.id,
+          windowStart: window.start,
+          limit: token.budget_limit!,
+          amount: estimateCost(
+            { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens },
+            messages.reduce((n, m) => n + m.content.length, 0),
+            maxTokens
+          ),
+          expiresAt: DateTime.addDuration(now, reservationLifetime)
+        })
+        if (Option.isNone(held.reservation)) {
+          return yield* new BudgetExceeded({
+            token_id: token.id,
+            budget_limit: token.budget_limit!,
+            spent_usd: held.spent,
+            retry_after_seconds: retryAfterSeconds(window.end, now)
+          })
+        }
+        return held.reservation
+      })
+
+      const settle = (reservation: Option.Option<string>, cost: number) =>
+        Option.isSome(reservation) ? ledger.settle(reservation.value, cost) : Effect.void
 
       const infer = Effect.fn("Inference.infer")(function*(
         principal: Principal,
@@ -109,6 +152,7 @@ export class Inference extends Context.Service<Inference, {
         // Once the upstream is called the call is paid for: finish it and record its trace even if
         // the client hangs up meanwhile.
         return yield* Effect.uninterruptible(Effect.gen(function*() {
+          const reservation = yield* reserve(principal, candidate, prompt.messages, request.max_tokens)
           const result = yield* Effect.result(provider.complete(target, {
             messages: prompt.messages,
             temperature: request.temperature,
@@ -127,6 +171,7 @@ export class Inference extends Context.Service<Inference, {
             token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
             created_at: yield* DateTime.now
           } as const
+          yield* settle(reservation, result._tag === "Success" ? result.success.costUsd ?? 0 : 0)
           if (result._tag === "Failure") {
             const failure = result.failure
             yield* traces.record({
