@@ -1,3 +1,5 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { completion, type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
@@ -11,7 +13,11 @@ let serving: string // an API token with leaderboards:inference
 
 beforeAll(async () => {
   fake = await startOpenAiFake()
-  podium = await startPodium({ ROUTER_BASE_URL: `${fake.url}/router/api/v1`, HUB_BASE_URL: `${fake.url}/hub` })
+  podium = await startPodium({
+    ROUTER_BASE_URL: `${fake.url}/router/api/v1`,
+    HUB_BASE_URL: `${fake.url}/hub`,
+    PROVIDER_TIMEOUT_MS: "500"
+  })
   owner = await session("inference-owner")
   serving = (await podium.request("POST", "/api/tokens", {
     token: owner,
@@ -159,6 +165,24 @@ describe("upstream failures", () => {
       const trace = await traceOf(reply.body.error.details.trace_id)
       expect(trace).toMatchObject({ status: "error", candidate: chosen, output: null })
       expect(trace["error"]).toEqual(expect.any(String))
+    }
+    const silent = createServer(() => {}) // accepts, never answers
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve))
+    try {
+      const slowBoard = await leaderboard()
+      await choose(slowBoard, await candidate(slowBoard, {
+        name: "slow",
+        platform: "Custom",
+        url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        auth_type: "none"
+      }))
+      const timedOut = await infer(slowBoard, { input: "hi" })
+      expect(timedOut.status).toBe(502)
+      expect(timedOut.body.error.message).toContain("0.5 s")
+      expect(await traceOf(timedOut.body.error.details.trace_id)).toMatchObject({ status: "error" })
+    } finally {
+      silent.closeAllConnections()
+      silent.close()
     }
     const refusedBoard = await leaderboard()
     await choose(refusedBoard, await candidate(refusedBoard, { name: "gone", platform: "Custom", url: "http://127.0.0.1:1", auth_type: "none" }))

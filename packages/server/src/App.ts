@@ -1,6 +1,6 @@
 import { NodeCrypto, NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Logger, Option, References } from "effect"
+import { Duration, Effect, Layer, Logger, Option, References } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -140,7 +140,8 @@ export const ServicesLive = (config: PodiumConfig) =>
       HubDatasetsHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
       ChatProviderOpenAi.layer({
         routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
-        hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)
+        hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl),
+        timeout: Duration.millis(config.providerTimeoutMs)
       }),
       MailerLive(config),
       LinksLive(config)

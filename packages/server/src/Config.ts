@@ -32,6 +32,10 @@ export const PodiumConfig = Config.all({
   mailFrom: Config.String("MAIL_FROM").pipe(Config.withDefault("Podium <podium@localhost>")),
   routerBaseUrl: optionalUrl("ROUTER_BASE_URL"),
   hubBaseUrl: optionalUrl("HUB_BASE_URL"),
+  providerTimeoutMs: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 600_000 })),
+    "PROVIDER_TIMEOUT_MS"
+  ).pipe(Config.withDefault(60_000)),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })
