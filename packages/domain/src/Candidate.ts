@@ -23,9 +23,9 @@ export class Candidate extends Schema.Class<Candidate>("Candidate")({
   model_id: Schema.NullOr(Schema.String),
   auth_type: AuthType,
   auth_header_name: Schema.NullOr(Schema.String),
-  has_token: Schema.Boolean,
-  input_price_per_m_tokens: Schema.NullOr(Schema.Number),
-  output_price_per_m_tokens: Schema.NullOr(Schema.Number),
+  has_token: Schema.Boolean.annotate({ description: "Whether the candidate has its own credential; never returned" }),
+  input_price_per_m_tokens: Schema.NullOr(Schema.Finite),
+  output_price_per_m_tokens: Schema.NullOr(Schema.Finite),
   created_at: Schema.DateTimeUtc
 }) {}
 

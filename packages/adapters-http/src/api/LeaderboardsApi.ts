@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { AuthType, Platform } from "@podium/domain/Candidate"
+import { AuthType, Candidate, Platform } from "@podium/domain/Candidate"
 import { WorkspaceId } from "@podium/domain/Ids"
 import {
   CandidateId,
@@ -42,22 +42,10 @@ export const LeaderboardView = Schema.StructWithRest(
 
 export const ChallengeView = Challenge.annotate({ identifier: "Challenge" })
 
-export const CandidateView = Schema.Struct({
-  id: CandidateId,
-  leaderboard_id: LeaderboardId,
-  name: Schema.String,
-  platform: Platform,
-  model_name: Schema.NullOr(Schema.String),
-  model_url: Schema.NullOr(Schema.String),
-  url: Schema.NullOr(Schema.String),
-  model_id: Schema.NullOr(Schema.String),
-  auth_type: AuthType,
-  auth_header_name: Schema.NullOr(Schema.String),
-  has_token: Schema.Boolean.annotate({ description: "Whether the candidate has its own credential; never returned" }),
-  input_price_per_m_tokens: Schema.NullOr(Schema.Finite),
-  output_price_per_m_tokens: Schema.NullOr(Schema.Finite),
-  created_at: Timestamp
-}).annotate({ identifier: "Candidate" })
+/** The candidate as stored, never its credential (`has_token` says whether it has one). */
+export const CandidateView = Schema.Struct({ ...Candidate.fields, created_at: Timestamp }).annotate({
+  identifier: "Candidate"
+})
 
 const ChallengeFields = {
   system_prompt: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(32_000))),
