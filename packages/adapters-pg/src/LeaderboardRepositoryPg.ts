@@ -8,6 +8,15 @@ import { Timestamp, toDate } from "./Rows.ts"
 
 const LeaderboardRow = Schema.Struct({ ...Leaderboard.fields, created_at: Timestamp, updated_at: Timestamp })
 const CandidateRow = Schema.Struct({ ...Candidate.fields, created_at: Timestamp })
+/** Candidates aggregated as JSON: timestamps arrive as strings, credentials alongside. */
+const ServingRow = Schema.Struct({
+  ...LeaderboardRow.fields,
+  candidates: Schema.Array(Schema.Struct({
+    ...Candidate.fields,
+    created_at: Schema.DateTimeUtcFromString,
+    sealed_token: Schema.NullOr(Schema.String)
+  }))
+})
 
 export const LeaderboardRepositoryPg = Layer.effect(
   LeaderboardRepository,
@@ -37,6 +46,21 @@ export const LeaderboardRepositoryPg = Layer.effect(
       Result: CandidateRow,
       execute: (id) => sql`SELECT ${candidateColumns} FROM leaderboard_models WHERE leaderboard_id = ${id} ORDER BY id`
     })
+    const findServing = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: ServingRow,
+      execute: (id) =>
+        sql`SELECT ${columns}, COALESCE((
+              SELECT json_agg(json_build_object(
+                'id', m.id, 'leaderboard_id', m.leaderboard_id, 'name', m.name, 'platform', m.platform,
+                'model_name', m.model_name, 'model_url', m.model_url, 'url', m.url, 'model_id', m.model_id,
+                'auth_type', m.auth_type, 'auth_header_name', m.auth_header_name,
+                'has_token', m.sealed_token IS NOT NULL, 'sealed_token', m.sealed_token,
+                'input_price_per_m_tokens', m.input_price_per_m_tokens,
+                'output_price_per_m_tokens', m.output_price_per_m_tokens, 'created_at', m.created_at
+              ) ORDER BY m.id) FROM leaderboard_models m WHERE m.leaderboard_id = l.id), '[]'::json) AS candidates
+            FROM leaderboards l WHERE l.id = ${id} AND l.deleted_at IS NULL`
+    })
     const toLeaderboard = (row: typeof LeaderboardRow.Type) => new Leaderboard(row)
 
     return LeaderboardRepository.of({
@@ -49,6 +73,15 @@ export const LeaderboardRepositoryPg = Layer.effect(
       list: (workspaceId, page) =>
         list({ workspaceId, ...page }).pipe(Effect.map((rows) => rows.map(toLeaderboard)), Effect.orDie),
       find: (id) => find(id).pipe(Effect.map(Option.map(toLeaderboard)), Effect.orDie),
+      findServing: (id) =>
+        findServing(id).pipe(
+          Effect.map(Option.map(({ candidates, ...leaderboard }) => ({
+            leaderboard: toLeaderboard(leaderboard),
+            candidates: candidates.map(({ sealed_token: _, ...candidate }) => new Candidate(candidate)),
+            credentials: new Map(candidates.flatMap((c) => c.sealed_token === null ? [] : [[c.id, c.sealed_token] as const]))
+          }))),
+          Effect.orDie
+        ),
       update: (l) =>
         sql`UPDATE leaderboards SET name = ${l.name}, description = ${l.description}, status = ${l.status},
               chosen_model_strategy = ${l.chosen_model_strategy},
@@ -66,11 +99,6 @@ export const LeaderboardRepositoryPg = Layer.effect(
             VALUES (${c.id}, ${c.leaderboard_id}, ${c.name}, ${c.platform}, ${c.model_name}, ${c.model_url}, ${c.url},
               ${c.model_id}, ${c.auth_type}, ${c.auth_header_name}, ${sealedToken}, ${c.input_price_per_m_tokens},
               ${c.output_price_per_m_tokens}, ${toDate(c.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
-      candidateCredential: (id) =>
-        sql<{ sealed_token: string | null }>`SELECT sealed_token FROM leaderboard_models WHERE id = ${id}`.pipe(
-          Effect.map((rows) => Option.fromNullishOr(rows[0]?.sealed_token)),
-          Effect.orDie
-        ),
       removeCandidate: (leaderboardId, id) =>
         sql.withTransaction(Effect.gen(function*() {
           const removed = yield* sql`DELETE FROM leaderboard_models

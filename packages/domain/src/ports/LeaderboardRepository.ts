@@ -3,6 +3,13 @@ import type { Candidate } from "../Candidate.ts"
 import type { WorkspaceId } from "../Ids.ts"
 import type { CandidateId, Leaderboard, LeaderboardId } from "../Leaderboard.ts"
 
+export interface Serving {
+  readonly leaderboard: Leaderboard
+  readonly candidates: ReadonlyArray<Candidate>
+  /** Sealed credentials of the candidates that have one, by candidate id. */
+  readonly credentials: ReadonlyMap<string, string>
+}
+
 /** Leaderboards and their candidates. Deleted leaderboards are kept but never returned. */
 export class LeaderboardRepository extends Context.Service<LeaderboardRepository, {
   readonly insert: (leaderboard: Leaderboard) => Effect.Effect<void>
@@ -12,13 +19,16 @@ export class LeaderboardRepository extends Context.Service<LeaderboardRepository
   ) => Effect.Effect<ReadonlyArray<Leaderboard>>
   /** Any workspace's: callers check visibility. */
   readonly find: (id: LeaderboardId) => Effect.Effect<Option.Option<Leaderboard>>
+  /**
+   * The leaderboard with its candidates (oldest first) and their sealed credentials, in one read:
+   * what serving a call needs.
+   */
+  readonly findServing: (id: LeaderboardId) => Effect.Effect<Option.Option<Serving>>
   readonly update: (leaderboard: Leaderboard) => Effect.Effect<void>
   readonly softDelete: (id: LeaderboardId, now: DateTime.Utc) => Effect.Effect<boolean>
   readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>
   /** `sealedToken` is the candidate's credential, sealed by SecretCipher. */
   readonly insertCandidate: (candidate: Candidate, sealedToken: string | null) => Effect.Effect<void>
-  /** The candidate's own credential, sealed, when it has one. */
-  readonly candidateCredential: (id: CandidateId) => Effect.Effect<Option.Option<string>>
   /** Removes the candidate, and clears it as the chosen one, in one transaction. */
   readonly removeCandidate: (leaderboardId: LeaderboardId, id: CandidateId) => Effect.Effect<boolean>
 }>()("@podium/domain/ports/LeaderboardRepository") {}

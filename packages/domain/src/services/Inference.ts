@@ -10,7 +10,6 @@ import { BudgetLedger } from "../ports/BudgetLedger.ts"
 import { type ChatMessage, ChatProvider, type ChatTarget } from "../ports/ChatProvider.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
 import { IntegrationRepository } from "../ports/IntegrationRepository.ts"
-import { LeaderboardRepository } from "../ports/LeaderboardRepository.ts"
 import { SecretCipher } from "../ports/SecretCipher.ts"
 import { TraceWriter } from "../ports/TraceWriter.ts"
 import type { Trace } from "../Trace.ts"
@@ -68,7 +67,6 @@ export class Inference extends Context.Service<Inference, {
     Inference,
     Effect.gen(function*() {
       const leaderboards = yield* Leaderboards
-      const repository = yield* LeaderboardRepository
       const integrations = yield* IntegrationRepository
       const cipher = yield* SecretCipher
       const provider = yield* ChatProvider
@@ -76,9 +74,13 @@ export class Inference extends Context.Service<Inference, {
       const ids = yield* IdGenerator
       const ledger = yield* BudgetLedger
 
-      const credential = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard) {
-        const own = yield* repository.candidateCredential(candidate.id)
-        if (Option.isSome(own)) return Option.some(yield* cipher.open(own.value))
+      const credential = Effect.fnUntraced(function*(
+        candidate: Candidate,
+        leaderboard: Leaderboard,
+        credentials: ReadonlyMap<string, string>
+      ) {
+        const own = credentials.get(candidate.id)
+        if (own !== undefined) return Option.some(yield* cipher.open(own))
         if (candidate.platform !== "Router" && candidate.platform !== "Hub") return Option.none()
         const integration = yield* integrations.find(
           leaderboard.workspace_id,
@@ -129,7 +131,7 @@ export class Inference extends Context.Service<Inference, {
         request: InferenceRequest
       ) {
         if (request.stream === true) return yield* new StreamingUnsupported()
-        const { candidates, leaderboard } = yield* leaderboards.get(principal, leaderboardId)
+        const { candidates, credentials, leaderboard } = yield* leaderboards.serving(principal, leaderboardId)
         if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
         const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
         const candidate = servingCandidate(leaderboard, candidates, null)
@@ -145,7 +147,7 @@ export class Inference extends Context.Service<Inference, {
           url: candidate.url,
           authType: candidate.auth_type,
           authHeaderName: candidate.auth_header_name,
-          token: yield* credential(candidate, leaderboard),
+          token: yield* credential(candidate, leaderboard, credentials),
           inputPricePerMTokens: candidate.input_price_per_m_tokens,
           outputPricePerMTokens: candidate.output_price_per_m_tokens
         }

@@ -15,7 +15,7 @@ import {
 } from "../Leaderboard.ts"
 import type { Principal } from "../Principal.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
-import { LeaderboardRepository } from "../ports/LeaderboardRepository.ts"
+import { LeaderboardRepository, type Serving } from "../ports/LeaderboardRepository.ts"
 import { SecretCipher } from "../ports/SecretCipher.ts"
 import { visibleMembership, workspaceOf } from "./Access.ts"
 
@@ -87,6 +87,8 @@ export class Leaderboards extends Context.Service<Leaderboards, {
   ) => Effect.Effect<ReadonlyArray<Leaderboard>, Forbidden>
   readonly create: (principal: Principal, input: CreateInput) => Effect.Effect<Leaderboard, Forbidden | InvalidInput>
   readonly get: (principal: Principal, id: LeaderboardId) => Effect.Effect<LeaderboardDetail, NotFound>
+  /** As `get`, with the candidates' sealed credentials: what serving a call needs, in one read. */
+  readonly serving: (principal: Principal, id: LeaderboardId) => Effect.Effect<Serving, NotFound>
   readonly update: (
     principal: Principal,
     id: LeaderboardId,
@@ -111,10 +113,10 @@ export class Leaderboards extends Context.Service<Leaderboards, {
       const ids = yield* IdGenerator
       const cipher = yield* SecretCipher
 
-      /** The leaderboard, if the caller's workspace owns it. */
-      const visible = Effect.fnUntraced(function*(principal: Principal, id: LeaderboardId) {
-        const found = yield* repository.find(id)
-        const owner = Option.map(found, (l) => l.workspace_id)
+      /** The leaderboard with its candidates, if the caller's workspace owns it. */
+      const visibleServing = Effect.fnUntraced(function*(principal: Principal, id: LeaderboardId) {
+        const found = yield* repository.findServing(id)
+        const owner = Option.map(found, (s) => s.leaderboard.workspace_id)
         const sees = Option.isSome(owner) && (
           principal._tag === "ApiTokenPrincipal"
             ? principal.token.workspace_id === owner.value
@@ -125,6 +127,9 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         if (!sees || Option.isNone(found)) return yield* new NotFound({ resource: "leaderboard", id })
         return found.value
       })
+
+      const visible = (principal: Principal, id: LeaderboardId) =>
+        Effect.map(visibleServing(principal, id), (s) => s.leaderboard)
 
       const writable = Effect.fnUntraced(function*(principal: Principal, id: LeaderboardId) {
         const leaderboard = yield* visible(principal, id)
@@ -164,9 +169,11 @@ export class Leaderboards extends Context.Service<Leaderboards, {
       })
 
       const get = Effect.fn("Leaderboards.get")(function*(principal: Principal, id: LeaderboardId) {
-        const leaderboard = yield* visible(principal, id)
-        return { leaderboard, candidates: yield* repository.candidates(id) }
+        const { candidates, leaderboard } = yield* visibleServing(principal, id)
+        return { leaderboard, candidates }
       })
+
+      const serving = Effect.fn("Leaderboards.serving")(visibleServing)
 
       const update = Effect.fn("Leaderboards.update")(function*(
         principal: Principal,
@@ -250,7 +257,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         }
       })
 
-      return Leaderboards.of({ list, create, get, update, remove, addCandidate, removeCandidate })
+      return Leaderboards.of({ list, create, get, serving, update, remove, addCandidate, removeCandidate })
     })
   )
 }
