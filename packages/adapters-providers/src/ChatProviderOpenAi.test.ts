@@ -1,10 +1,10 @@
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { ChatProvider, type ChatRequest, type ChatTarget } from "@podium/domain/ports/ChatProvider"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { ChatProviderOpenAi, type ChatProviderOpenAiOptions } from "./ChatProviderOpenAi.ts"
 import { SafeHttp } from "./SafeHttpClient.ts"
+import { loopbackServer } from "./testing/Loopback.ts"
 
 const SECRET = "sk-secret-4f9a"
 
@@ -64,19 +64,7 @@ const fake = (request: IncomingMessage, response: ServerResponse) => {
   })
 }
 
-let server: Server
-let base: string
-
-beforeAll(async () => {
-  server = createServer(fake)
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-})
-
-afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
-})
+const upstream = loopbackServer(fake)
 
 const target = (overrides: Partial<ChatTarget> = {}): ChatTarget => ({
   candidateId: "cand-1",
@@ -101,7 +89,7 @@ const complete = (
 ) =>
   ChatProvider.use((provider) => provider.complete(chatTarget, chatRequest)).pipe(
     Effect.provide(
-      ChatProviderOpenAi.layer({ routerBaseUrl: `${base}/api/v1/`, hubBaseUrl: `${base}/hub`, ...options }).pipe(
+      ChatProviderOpenAi.layer({ routerBaseUrl: `${upstream.url()}/api/v1/`, hubBaseUrl: `${upstream.url()}/hub`, ...options }).pipe(
         Layer.provide(SafeHttp.layer({ allowPrivateNetwork: true }))
       )
     )
@@ -162,7 +150,7 @@ describe("ChatProviderOpenAi", () => {
   it.effect("calls a custom endpoint with each auth type", () =>
     Effect.gen(function*() {
       const custom = (authType: ChatTarget["authType"], authHeaderName: string | null = null) =>
-        target({ platform: "Custom", url: `${base}/custom/v1//`, authType, authHeaderName })
+        target({ platform: "Custom", url: `${upstream.url()}/custom/v1//`, authType, authHeaderName })
 
       yield* complete(custom("bearer"))
       assert.strictEqual(seen.at(-1)!.path, "/custom/v1/chat/completions")
@@ -233,7 +221,7 @@ describe("ChatProviderOpenAi", () => {
       assert.strictEqual(error.upstream_status, 401)
       assert.strictEqual(error.reason, "the hub answered 401: No auth credentials found for [redacted]")
       const custom = yield* failure(
-        target({ platform: "Custom", url: base, authType: "header", authHeaderName: "x-api-key", modelName: "unauthorised" })
+        target({ platform: "Custom", url: upstream.url(), authType: "header", authHeaderName: "x-api-key", modelName: "unauthorised" })
       )
       assert.strictEqual(custom.reason, "the endpoint answered 401: No auth credentials found for [redacted]")
     }))
@@ -255,7 +243,7 @@ describe("ChatProviderOpenAi", () => {
       assert.strictEqual(choiceless.reason, "the router answered without choices: Rate limited [redacted]")
     }))
 
-  it.effect("fails without calling out when the platform's base URL is not configured", () =>
+  it.effect("fails without calling out when the platform's upstream.url() URL is not configured", () =>
     Effect.gen(function*() {
       const before = seen.length
       const router = yield* failure(target(), { routerBaseUrl: undefined })
@@ -265,7 +253,7 @@ describe("ChatProviderOpenAi", () => {
       assert.strictEqual(hub.reason, "the hub is not configured")
       const custom = yield* failure(target({ platform: "Custom", url: null }))
       assert.strictEqual(custom.reason, "the candidate has no endpoint URL")
-      const headerless = yield* failure(target({ platform: "Custom", url: base, authType: "header" }))
+      const headerless = yield* failure(target({ platform: "Custom", url: upstream.url(), authType: "header" }))
       assert.strictEqual(headerless.reason, "the candidate uses header auth but names no header")
       assert.strictEqual(seen.length, before)
     }))

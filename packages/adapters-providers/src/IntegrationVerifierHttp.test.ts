@@ -1,10 +1,10 @@
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { IntegrationVerifier } from "@podium/domain/ports/IntegrationVerifier"
 import { Effect, Layer, Redacted } from "effect"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { IntegrationVerifierHttp, type IntegrationVerifierHttpOptions } from "./IntegrationVerifierHttp.ts"
 import { SafeHttp } from "./SafeHttpClient.ts"
+import { loopbackServer } from "./testing/Loopback.ts"
 
 const routerKey = {
   data: {
@@ -57,22 +57,10 @@ const fake = (request: IncomingMessage, response: ServerResponse) => {
   response.writeHead(400).end()
 }
 
-let server: Server
-let base: string
-
-beforeAll(async () => {
-  server = createServer(fake)
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-})
-
-afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
-})
+const upstream = loopbackServer(fake)
 
 const verifierLayer = (options?: Partial<IntegrationVerifierHttpOptions>) =>
-  IntegrationVerifierHttp.layer({ routerBaseUrl: `${base}/api/v1/`, hubBaseUrl: `${base}/hub`, ...options }).pipe(
+  IntegrationVerifierHttp.layer({ routerBaseUrl: `${upstream.url()}/api/v1/`, hubBaseUrl: `${upstream.url()}/hub`, ...options }).pipe(
     Layer.provide(SafeHttp.layer({ allowPrivateNetwork: true }))
   )
 
