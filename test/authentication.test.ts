@@ -3,6 +3,7 @@ import { Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
 import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
@@ -25,7 +26,7 @@ const AuthenticationPg = Authentication.layer.pipe(
   Layer.provide(Identity.layer),
   Layer.provideMerge(Layer.mergeAll(
     WorkspaceRepositoryPg,
-    ApiTokenRepositoryPg,
+    ApiTokenRepositoryPg.pipe(Layer.provide(ChangeFeed.layer)),
     PushTokenRepositoryPg,
     InviteRepositoryPg,
     IdGeneratorUuidV7,

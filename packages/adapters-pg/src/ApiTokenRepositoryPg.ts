@@ -2,6 +2,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { ApiToken } from "@podium/domain/ApiToken"
 import { ApiTokenRepository } from "@podium/domain/ports/ApiTokenRepository"
+import { ChangeFeed } from "./ChangeFeedPg.ts"
 import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "./Rows.ts"
 
 /** The domain's fields, with timestamps as the driver returns them (Date). */
@@ -20,6 +21,8 @@ export const ApiTokenRepositoryPg = Layer.effect(
   ApiTokenRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Every authenticated request looks its token up: keep a copy, keyed by secret hash.
+    const copies = (yield* ChangeFeed).copies<ApiToken>("api_token", { tagOf: (token) => token.id })
     const columns = sql`id, workspace_id, name, display_prefix, scopes, expires_at, budget_limit::float8 AS budget_limit,
       budget_reset_interval, created_by, created_at, last_used_at, revoked_at`
     const toToken = Option.map((row: typeof TokenRow.Type) => new ApiToken(row))
@@ -47,6 +50,8 @@ export const ApiTokenRepositoryPg = Layer.effect(
         sql`UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ${now}) WHERE id = ${id} RETURNING ${columns}`
     })
 
+    const dropCopy = (id: string) => Effect.sync(() => copies.drop(id))
+
     return ApiTokenRepository.of({
       insert: (token, secretHash) =>
         sql`INSERT INTO api_tokens (id, workspace_id, name, display_prefix, secret_hash, scopes, expires_at,
@@ -57,17 +62,26 @@ export const ApiTokenRepositoryPg = Layer.effect(
           Effect.asVoid,
           Effect.orDie
         ),
-      findBySecretHash: (hash) => byHash(hash).pipe(Effect.map(toToken), Effect.orDie),
+      findBySecretHash: (hash) => copies.get(hash, byHash(hash).pipe(Effect.map(toToken), Effect.orDie)),
       find: (id) => byId(id).pipe(Effect.map(toToken), Effect.orDie),
       list: (workspaceId) =>
         byWorkspace(workspaceId).pipe(Effect.map((rows) => rows.map((row) => new ApiToken(row))), Effect.orDie),
-      revoke: (id, now) => revoke({ id, now: toDate(now) }).pipe(Effect.map(toToken), Effect.orDie),
+      revoke: (id, now) =>
+        revoke({ id, now: toDate(now) }).pipe(Effect.map(toToken), Effect.orDie, Effect.ensuring(dropCopy(id))),
       remove: (id) =>
-        sql`DELETE FROM api_tokens WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+        sql`DELETE FROM api_tokens WHERE id = ${id} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie,
+          Effect.ensuring(dropCopy(id))
+        ),
       touch: (id, now) =>
         sql`UPDATE api_tokens SET last_used_at = ${toDate(now)}
             WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${toDate(now)}::timestamptz - ${touchInterval}::interval)`
-          .pipe(Effect.asVoid, Effect.orDie)
+          .pipe(
+            Effect.orDie,
+            // the copy must know, or every request through it would write again
+            Effect.andThen(Effect.sync(() => copies.update(id, (token) => new ApiToken({ ...token, last_used_at: now }))))
+          )
     })
   })
 )

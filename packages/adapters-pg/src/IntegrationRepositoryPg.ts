@@ -4,6 +4,7 @@ import { PgClient } from "@effect/sql-pg"
 import { UserId, WorkspaceId } from "@podium/domain/Ids"
 import { IntegrationProvider } from "@podium/domain/IntegrationErrors"
 import { IntegrationRepository } from "@podium/domain/ports/IntegrationRepository"
+import { ChangeFeed } from "./ChangeFeedPg.ts"
 import { Timestamp, toDate } from "./Rows.ts"
 
 const IntegrationRow = Schema.Struct({
@@ -21,6 +22,10 @@ export const IntegrationRepositoryPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
+    // Calls to Router and Hub candidates without their own token read the workspace's integration.
+    const copies = (yield* ChangeFeed).copies<typeof IntegrationRow.Type>("integration", {
+      tagOf: (integration) => integration.workspace_id
+    })
     const find = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: Schema.String, provider: Schema.String }),
       Result: IntegrationRow,
@@ -35,8 +40,13 @@ export const IntegrationRepositoryPg = Layer.effect(
               ${i.validated_by}, ${toDate(i.validated_at)})
             ON CONFLICT (workspace_id, provider) DO UPDATE SET sealed_token = EXCLUDED.sealed_token,
               label = EXCLUDED.label, details = EXCLUDED.details, validated_by = EXCLUDED.validated_by,
-              validated_at = EXCLUDED.validated_at`.pipe(Effect.asVoid, Effect.orDie),
-      find: (workspaceId, provider) => find({ workspaceId, provider }).pipe(Effect.orDie)
+              validated_at = EXCLUDED.validated_at`.pipe(
+          Effect.asVoid,
+          Effect.orDie,
+          Effect.ensuring(Effect.sync(() => copies.drop(i.workspace_id)))
+        ),
+      find: (workspaceId, provider) =>
+        copies.get(`${workspaceId}:${provider}`, find({ workspaceId, provider }).pipe(Effect.orDie))
     })
   })
 )

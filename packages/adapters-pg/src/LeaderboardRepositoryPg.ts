@@ -2,8 +2,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Candidate } from "@podium/domain/Candidate"
-import { Leaderboard } from "@podium/domain/Leaderboard"
-import { LeaderboardRepository } from "@podium/domain/ports/LeaderboardRepository"
+import { Leaderboard, type LeaderboardId } from "@podium/domain/Leaderboard"
+import { LeaderboardRepository, type Serving } from "@podium/domain/ports/LeaderboardRepository"
+import { ChangeFeed } from "./ChangeFeedPg.ts"
 import { Timestamp, toDate } from "./Rows.ts"
 
 const LeaderboardRow = Schema.Struct({ ...Leaderboard.fields, created_at: Timestamp, updated_at: Timestamp })
@@ -62,6 +63,18 @@ export const LeaderboardRepositoryPg = Layer.effect(
             FROM leaderboards l WHERE l.id = ${id} AND l.deleted_at IS NULL`
     })
     const toLeaderboard = (row: typeof LeaderboardRow.Type) => new Leaderboard(row)
+    const serving = (id: LeaderboardId) =>
+      findServing(id).pipe(
+        Effect.map(Option.map(({ candidates, ...leaderboard }): Serving => ({
+          leaderboard: toLeaderboard(leaderboard),
+          candidates: candidates.map(({ sealed_token: _, ...candidate }) => new Candidate(candidate)),
+          credentials: new Map(candidates.flatMap((c) => c.sealed_token === null ? [] : [[c.id, c.sealed_token] as const]))
+        }))),
+        Effect.orDie
+      )
+    // Every inference call reads its leaderboard: keep a copy.
+    const copies = (yield* ChangeFeed).copies<Serving>("leaderboard", { tagOf: (s) => s.leaderboard.id })
+    const dropCopy = (id: string) => Effect.sync(() => copies.drop(id))
 
     return LeaderboardRepository.of({
       insert: (l) =>
@@ -73,24 +86,17 @@ export const LeaderboardRepositoryPg = Layer.effect(
       list: (workspaceId, page) =>
         list({ workspaceId, ...page }).pipe(Effect.map((rows) => rows.map(toLeaderboard)), Effect.orDie),
       find: (id) => find(id).pipe(Effect.map(Option.map(toLeaderboard)), Effect.orDie),
-      findServing: (id) =>
-        findServing(id).pipe(
-          Effect.map(Option.map(({ candidates, ...leaderboard }) => ({
-            leaderboard: toLeaderboard(leaderboard),
-            candidates: candidates.map(({ sealed_token: _, ...candidate }) => new Candidate(candidate)),
-            credentials: new Map(candidates.flatMap((c) => c.sealed_token === null ? [] : [[c.id, c.sealed_token] as const]))
-          }))),
-          Effect.orDie
-        ),
+      findServing: serving,
+      servingSnapshot: (id) => copies.get(id, serving(id)),
       update: (l) =>
         sql`UPDATE leaderboards SET name = ${l.name}, description = ${l.description}, status = ${l.status},
               chosen_model_strategy = ${l.chosen_model_strategy},
               chosen_leaderboard_model_id = ${l.chosen_leaderboard_model_id}, schedule = ${pg.json(l.schedule)},
               challenge = ${pg.json(l.challenge)}, extra = ${pg.json(l.extra)}, updated_at = ${toDate(l.updated_at)}
-            WHERE id = ${l.id} AND deleted_at IS NULL`.pipe(Effect.asVoid, Effect.orDie),
+            WHERE id = ${l.id} AND deleted_at IS NULL`.pipe(Effect.asVoid, Effect.orDie, Effect.ensuring(dropCopy(l.id))),
       softDelete: (id, now) =>
         sql`UPDATE leaderboards SET deleted_at = ${toDate(now)} WHERE id = ${id} AND deleted_at IS NULL RETURNING id`
-          .pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+          .pipe(Effect.map((rows) => rows.length > 0), Effect.orDie, Effect.ensuring(dropCopy(id))),
       candidates: (id) =>
         candidates(id).pipe(Effect.map((rows) => rows.map((row) => new Candidate(row))), Effect.orDie),
       insertCandidate: (c, sealedToken) =>
@@ -98,7 +104,11 @@ export const LeaderboardRepositoryPg = Layer.effect(
               auth_type, auth_header_name, sealed_token, input_price_per_m_tokens, output_price_per_m_tokens, created_at)
             VALUES (${c.id}, ${c.leaderboard_id}, ${c.name}, ${c.platform}, ${c.model_name}, ${c.model_url}, ${c.url},
               ${c.model_id}, ${c.auth_type}, ${c.auth_header_name}, ${sealedToken}, ${c.input_price_per_m_tokens},
-              ${c.output_price_per_m_tokens}, ${toDate(c.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
+              ${c.output_price_per_m_tokens}, ${toDate(c.created_at)})`.pipe(
+          Effect.asVoid,
+          Effect.orDie,
+          Effect.ensuring(dropCopy(c.leaderboard_id))
+        ),
       removeCandidate: (leaderboardId, id) =>
         sql.withTransaction(Effect.gen(function*() {
           const removed = yield* sql`DELETE FROM leaderboard_models
@@ -108,7 +118,7 @@ export const LeaderboardRepositoryPg = Layer.effect(
           yield* sql`UPDATE leaderboards SET chosen_leaderboard_model_id = NULL, chosen_model_strategy = 'ranking_winner'
                      WHERE id = ${leaderboardId} AND chosen_leaderboard_model_id = ${id}`
           return true
-        })).pipe(Effect.orDie)
+        })).pipe(Effect.orDie, Effect.ensuring(dropCopy(leaderboardId)))
     })
   })
 )

@@ -6,6 +6,7 @@ import inviteMail from "./migrations/0002_invite_mail.ts"
 import leaderboards from "./migrations/0003_leaderboards.ts"
 import traces from "./migrations/0004_traces.ts"
 import budgets from "./migrations/0005_budgets.ts"
+import changeNotifications from "./migrations/0006_change_notifications.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -13,7 +14,8 @@ export const loader = PgMigrator.fromRecord({
   "0002_invite_mail": inviteMail,
   "0003_leaderboards": leaderboards,
   "0004_traces": traces,
-  "0005_budgets": budgets
+  "0005_budgets": budgets,
+  "0006_change_notifications": changeNotifications
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -19,6 +19,7 @@ import { TokensHttp } from "@podium/adapters-http/handlers/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/handlers/TracesHttp"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { BudgetLedgerPg } from "@podium/adapters-pg/BudgetLedgerPg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
@@ -125,7 +126,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       TraceWriterPg,
       TraceReaderPg,
       ReadinessPg
-    )
+    ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
       repositories,
       BudgetLedgerPg.pipe(Layer.provide(IdGeneratorUuidV7)),

@@ -4,6 +4,7 @@ import { Command, Flag } from "effect/cli"
 import { SqlClient } from "effect/sql"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { runMigrations } from "@podium/adapters-pg/Migrations"
 import { ApiTokenPrefix, ExpiresIn, issue } from "@podium/domain/ApiToken"
@@ -87,7 +88,7 @@ const tokenCreate = Command.make("create", {
       yield* repository.insert(token, minted.hash)
       yield* Console.log(JSON.stringify({ id: token.id, business_id: workspaceId, scopes: scopeList, secret: Redacted.value(minted.secret) }))
     }).pipe(
-      Effect.provide(Layer.mergeAll(ApiTokenRepositoryPg, IdGeneratorUuidV7, TokenSecretsNode)),
+      Effect.provide(Layer.mergeAll(ApiTokenRepositoryPg.pipe(Layer.provide(ChangeFeed.layer)), IdGeneratorUuidV7, TokenSecretsNode)),
       Effect.provide(DatabaseLive(config)),
       Effect.provide(LoggingLive(config))
     )

@@ -24,6 +24,12 @@ export class LeaderboardRepository extends Context.Service<LeaderboardRepository
    * what serving a call needs.
    */
   readonly findServing: (id: LeaderboardId) => Effect.Effect<Option.Option<Serving>>
+  /**
+   * As `findServing`, for the inference path: it may come from an instance-local copy. A change
+   * made through this instance is seen at once; one committed elsewhere once the database's
+   * announcement of it arrives (normally milliseconds). Never the basis of a write.
+   */
+  readonly servingSnapshot: (id: LeaderboardId) => Effect.Effect<Option.Option<Serving>>
   readonly update: (leaderboard: Leaderboard) => Effect.Effect<void>
   readonly softDelete: (id: LeaderboardId, now: DateTime.Utc) => Effect.Effect<boolean>
   readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>

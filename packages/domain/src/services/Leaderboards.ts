@@ -87,7 +87,10 @@ export class Leaderboards extends Context.Service<Leaderboards, {
   ) => Effect.Effect<ReadonlyArray<Leaderboard>, Forbidden>
   readonly create: (principal: Principal, input: CreateInput) => Effect.Effect<Leaderboard, Forbidden | InvalidInput>
   readonly get: (principal: Principal, id: LeaderboardId) => Effect.Effect<LeaderboardDetail, NotFound>
-  /** As `get`, with the candidates' sealed credentials: what serving a call needs, in one read. */
+  /**
+   * As `get`, with the candidates' sealed credentials: what serving a call needs, in one read,
+   * possibly from this instance's copy (`LeaderboardRepository.servingSnapshot`).
+   */
   readonly serving: (principal: Principal, id: LeaderboardId) => Effect.Effect<Serving, NotFound>
   readonly update: (
     principal: Principal,
@@ -114,8 +117,12 @@ export class Leaderboards extends Context.Service<Leaderboards, {
       const cipher = yield* SecretCipher
 
       /** The leaderboard with its candidates, if the caller's workspace owns it. */
-      const visibleServing = Effect.fnUntraced(function*(principal: Principal, id: LeaderboardId) {
-        const found = yield* repository.findServing(id)
+      const visibleServing = Effect.fnUntraced(function*(
+        principal: Principal,
+        id: LeaderboardId,
+        read: (id: LeaderboardId) => Effect.Effect<Option.Option<Serving>> = repository.findServing
+      ) {
+        const found = yield* read(id)
         const owner = Option.map(found, (s) => s.leaderboard.workspace_id)
         const sees = Option.isSome(owner) && (
           principal._tag === "ApiTokenPrincipal"
@@ -173,7 +180,9 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         return { leaderboard, candidates }
       })
 
-      const serving = Effect.fn("Leaderboards.serving")(visibleServing)
+      const serving = Effect.fn("Leaderboards.serving")((principal: Principal, id: LeaderboardId) =>
+        visibleServing(principal, id, repository.servingSnapshot)
+      )
 
       const update = Effect.fn("Leaderboards.update")(function*(
         principal: Principal,
