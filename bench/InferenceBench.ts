@@ -6,6 +6,7 @@ import type { Benchmark, Scenario, ScenarioResult, Settings } from "./Benchmark.
 import type { Databases } from "./Databases.ts"
 import { expectSuccess, hammer, memory, type Run, type Target } from "./Load.ts"
 import { type Podium, session, startPodium } from "./Podium.ts"
+import { sequential } from "./Sequential.ts"
 import { SpanCounter } from "./SpanCounter.ts"
 
 /** A benchmark that runs itself, for measurements `runBenchmark` cannot express (here: a target that is not Podium). */
@@ -120,6 +121,9 @@ const ok = (run: Run): number =>
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
 
+/** One connection, one request at a time, timed to the microsecond: the added-latency figure. */
+const preciseCount = 3000
+
 /** As `runBenchmark`'s timing, but against any URL, and returning the 2xx answers of the warm-up too. */
 const time = async (title: string, url: string, target: Target, settings: Settings, podium?: Podium) => {
   await expectSuccess(url, target)
@@ -133,12 +137,15 @@ const time = async (title: string, url: string, target: Target, settings: Settin
     runs.push(await hammer(url, target, connections, settings.seconds))
     await settle()
   }
+  process.stderr.write(`  ${title}: ${preciseCount} sequential requests timed to the microsecond\n`)
+  const precise = await sequential(url, target, { warmup: 200, count: preciseCount })
   return {
     runs,
     serverLogs: podium?.logs.tally() ?? {},
     memoryBefore,
     memoryAfter: memory(),
-    succeeded: 1 + ok(warmup) + runs.reduce((sum, run) => sum + ok(run), 0)
+    precise,
+    succeeded: 1 + ok(warmup) + runs.reduce((sum, run) => sum + ok(run), 0) + precise.warmup + precise.succeeded
   }
 }
 
@@ -261,8 +268,14 @@ export const InferenceBench: SelfRunningBenchmark = {
         ? `${excess} more traces than 2xx answers seen, all from the timed server, where the load ` +
           `generator abandoned up to ${abandonedAtMost} requests in flight (consistent with every 2xx being traced)`
         : `MISMATCH: ${excess} traces more than 2xx answers`
+      const d = direct.precise
+      const p = timed.precise
       const notes = [
-        "inference: added latency (Podium - direct upstream)",
+        `inference: one connection, ${preciseCount} requests one at a time, timed to the microsecond`,
+        `  direct upstream: p50 ${d.p50Us} us, p90 ${d.p90Us} us, p99 ${d.p99Us} us, mean ${d.meanUs} us`,
+        `  Podium:          p50 ${p.p50Us} us, p90 ${p.p90Us} us, p99 ${p.p99Us} us, mean ${p.meanUs} us`,
+        `  added:           p50 +${p.p50Us - d.p50Us} us, mean +${p.meanUs - d.meanUs} us (target: p50 under 1000 us)`,
+        "inference: added latency under load (Podium - direct upstream, autocannon, whole ms)",
         ...addedLatency.map(({ addedMeanMs, addedP50Ms, connections }) =>
           `  ${String(connections).padStart(3)} connection(s): p50 +${addedP50Ms} ms, mean +${addedMeanMs.toFixed(2)} ms`
         ),

@@ -52,12 +52,16 @@ const fake = (request: IncomingMessage, response: ServerResponse) => {
         return json(response, 401, { error: { message: `No auth credentials found for ${token}`, code: 401 } })
       case "html":
         return response.writeHead(502).end("<html>bad gateway</html>")
+      case "moved":
+        return response.writeHead(307, { location: "/api/v1/chat/completions" }).end()
       case "garbled":
         return response.writeHead(200, { "content-type": "application/json" }).end("{not json")
       case "no-choices":
         return json(response, 200, { error: { message: `Rate limited ${token}`, code: 429 } })
       case "hang":
         return
+      case "slow":
+        return setTimeout(() => json(response, 200, completion(undefined)), 400)
       default:
         return json(response, 200, completion({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 }))
     }
@@ -233,6 +237,14 @@ describe("ChatProviderOpenAi", () => {
       assert.strictEqual(error.reason, "the router answered 502")
     }))
 
+  it.effect("does not follow a redirect: a chat completion is a POST the API answers itself", () =>
+    Effect.gen(function*() {
+      const before = seen.length
+      const error = yield* failure(target({ modelName: "moved" }))
+      assert.strictEqual(error.reason, "the router answered 307")
+      assert.strictEqual(seen.length, before + 1)
+    }))
+
   it.effect("reports an answer that is not JSON or has no choices", () =>
     Effect.gen(function*() {
       const garbled = yield* failure(target({ modelName: "garbled" }))
@@ -269,6 +281,19 @@ describe("ChatProviderOpenAi", () => {
       const refused = yield* failure(target({ platform: "Custom", url: "http://127.0.0.1:1/v1" }))
       assert.strictEqual(refused.reason, "could not reach the endpoint")
       assert.isNull(refused.upstream_status)
+    }))
+
+  it.live("a completion may take longer than the pool's default deadline, up to the provider's time-out", () =>
+    Effect.gen(function*() {
+      const result = yield* ChatProvider.use((provider) => provider.complete(target({ modelName: "slow" }), request)).pipe(
+        Effect.provide(
+          ChatProviderOpenAi.layer({ routerBaseUrl: `${upstream.url()}/api/v1`, timeout: "5 seconds" }).pipe(
+            Layer.provide(SafeHttp.layer({ allowPrivateNetwork: true, requestTimeoutMs: 100 }))
+          )
+        )
+      )
+      assert.strictEqual(result.output, "Bonjour")
+      assert.isAtLeast(result.latencyMs, 350)
     }))
 
   it.live("measures the wall time of a call", () =>

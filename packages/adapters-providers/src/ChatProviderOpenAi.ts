@@ -6,8 +6,8 @@ import {
   type ChatTarget,
   type ChatUsage
 } from "@podium/domain/ports/ChatProvider"
-import { Clock, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { SafeHttp, SafeHttpError, type SafeRequestOptions } from "./SafeHttpClient.ts"
 
 export interface ChatProviderOpenAiOptions {
   /** OpenRouter-style API root, e.g. `https://openrouter.ai/api/v1`; unset means Router candidates cannot be called. */
@@ -18,10 +18,31 @@ export interface ChatProviderOpenAiOptions {
   readonly timeout?: Duration.Input | undefined
 }
 
-const Json = Schema.fromJsonString(Schema.Unknown)
+const parseJson = (text: string): Option.Option<unknown> => {
+  try {
+    return Option.some(JSON.parse(text))
+  } catch {
+    return Option.none()
+  }
+}
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const isCount = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u)
+
+/** The pool's deadline (SafeHttpError), or undici's own header/body time-outs. */
+const isTimeout = (error: unknown): boolean =>
+  (error instanceof SafeHttpError && error.reason === "Timeout") ||
+  (error instanceof Error && "code" in error &&
+    (error.code === "UND_ERR_HEADERS_TIMEOUT" || error.code === "UND_ERR_BODY_TIMEOUT"))
+
+const parseUrl = (url: string): URL | undefined => {
+  try {
+    const parsed = new URL(url)
+    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
 
 const trimSlashes = (url: string) => url.replace(/\/+$/, "")
 
@@ -82,9 +103,10 @@ const outputOf = (choices: ReadonlyArray<unknown>): string | null => {
 }
 
 const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
-  const client = yield* HttpClient.HttpClient
+  const { dispatcher } = yield* SafeHttp
   const timeout = options.timeout ?? "60 seconds"
   const timeoutSeconds = Duration.toSeconds(timeout)
+  const timeoutMillis = Duration.toMillis(timeout)
 
   const complete = Effect.fn("ChatProviderOpenAi.complete")(function*(
     target: ChatTarget,
@@ -108,41 +130,51 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
     const endpoint = endpointOf(target, options)
     if ("missing" in endpoint) return yield* fail(endpoint.missing)
 
-    let request = HttpClientRequest.post(endpoint.url).pipe(
-      HttpClientRequest.acceptJson,
-      HttpClientRequest.bodyJsonUnsafe({
-        ...(target.modelName === null ? {} : { model: target.modelName }),
-        messages: chat.messages.map(({ content, role }) => ({ role, content })),
-        ...(chat.temperature === undefined ? {} : { temperature: chat.temperature }),
-        ...(chat.max_tokens === undefined ? {} : { max_tokens: chat.max_tokens })
-      })
-    )
+    const url = parseUrl(endpoint.url)
+    if (url === undefined) return yield* fail(`${who} has an invalid URL`)
+    const headers: Record<string, string> = { accept: "application/json", "content-type": "application/json" }
     if (Option.isSome(target.token)) {
-      const token = target.token.value
+      const token = Redacted.value(target.token.value)
       if (target.platform !== "Custom" || target.authType === "bearer") {
-        request = HttpClientRequest.bearerToken(request, token)
+        headers.authorization = `Bearer ${token}`
       } else if (target.authType === "header") {
-        const name = target.authHeaderName?.trim() ?? ""
+        const name = target.authHeaderName?.trim().toLowerCase() ?? ""
         if (name === "") return yield* fail("the candidate uses header auth but names no header")
-        request = HttpClientRequest.setHeader(request, name, Redacted.value(token))
+        headers[name] = token
       }
     }
+    const payload = JSON.stringify({
+      ...(target.modelName === null ? {} : { model: target.modelName }),
+      messages: chat.messages.map(({ content, role }) => ({ role, content })),
+      ...(chat.temperature === undefined ? {} : { temperature: chat.temperature }),
+      ...(chat.max_tokens === undefined ? {} : { max_tokens: chat.max_tokens })
+    })
 
-    const answer = yield* client.execute(request).pipe(
-      Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
-      Effect.timeout(timeout),
-      Effect.map(Option.some),
-      Effect.catch((error) =>
-        error._tag === "TimeoutError"
-          ? fail(`${who} did not answer within ${timeoutSeconds} s`)
-          : error.reason._tag === "InvalidUrlError"
-          ? fail(`${who} has an invalid URL`)
-          : Effect.succeed(Option.none())
-      )
-    )
-    if (Option.isNone(answer)) return yield* fail(`could not reach ${who}`)
-    const { status, text } = answer.value
-    const body = Schema.decodeUnknownOption(Json)(text)
+    // undici straight over the guarded pool, with the pool's deadline as the time-out: on the
+    // inference path every layer between us and the socket is latency. A chat completion is a POST
+    // that OpenAI-compatible APIs answer directly: a redirect is an answer like any other status.
+    const answer = yield* Effect.tryPromise({
+      try: async (signal) => {
+        const options: SafeRequestOptions = {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: "POST",
+          headers,
+          body: payload,
+          signal,
+          maxRedirections: 0,
+          deadlineMs: timeoutMillis
+        }
+        const response = await dispatcher.request(options)
+        return { status: response.statusCode, text: await response.body.text() }
+      },
+      catch: (cause) => cause
+    }).pipe(Effect.result)
+    if (answer._tag === "Failure") {
+      return yield* fail(isTimeout(answer.failure) ? `${who} did not answer within ${timeoutSeconds} s` : `could not reach ${who}`)
+    }
+    const { status, text } = answer.success
+    const body = parseJson(text)
 
     if (status < 200 || status >= 300) {
       const message = Option.flatMap(body, (_) => Option.fromNullishOr(upstreamMessage(_)))
@@ -184,8 +216,8 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
   return ChatProvider.of({ complete })
 })
 
-/** OpenAI chat completions against Router, Hub and Custom candidates over the given (SSRF-guarded) `HttpClient`. */
+/** OpenAI chat completions against Router, Hub and Custom candidates over the SSRF-guarded pool of `SafeHttp`. */
 export const ChatProviderOpenAi = {
-  layer: (options: ChatProviderOpenAiOptions): Layer.Layer<ChatProvider, never, HttpClient.HttpClient> =>
+  layer: (options: ChatProviderOpenAiOptions): Layer.Layer<ChatProvider, never, SafeHttp> =>
     Layer.effect(ChatProvider, make(options))
 }

@@ -38,6 +38,15 @@ export interface SafeHttpOptions {
 /** undici's redirect interceptor reads this per request, though its types leave it out. */
 type RedirectOptions = Dispatcher.DispatchOptions & { readonly maxRedirections?: number | undefined }
 
+/**
+ * Request options of the safe dispatcher: `deadlineMs` replaces the client's `requestTimeoutMs`
+ * for one exchange (a model completion may take far longer than a metadata call).
+ */
+export type SafeRequestOptions = Dispatcher.RequestOptions & {
+  readonly deadlineMs?: number | undefined
+  readonly maxRedirections?: number | undefined
+}
+
 /** Typed with the global fetch types, which is what jose's `customFetch` and most callers expect. */
 export type SafeFetch = (input: string | URL, init?: RequestInit) => Promise<Response>
 
@@ -196,15 +205,16 @@ export const makeSafeDispatcher = (options: SafeHttpOptions): Dispatcher => {
     keepAliveMaxTimeout: 60_000
   })
   const limits: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts: RedirectOptions, handler) => {
+    const deadline = (opts as { readonly deadlineMs?: number }).deadlineMs ?? requestTimeoutMs
     const limited: RedirectOptions = {
       ...opts,
       // callers such as Effect's undici client set their own, longer timeouts
-      headersTimeout: requestTimeoutMs,
-      bodyTimeout: requestTimeoutMs,
+      headersTimeout: deadline,
+      bodyTimeout: deadline,
       maxRedirections: Math.min(opts.maxRedirections ?? maxRedirects, maxRedirects)
     }
     const maxBytes = opts.method === "HEAD" ? Number.POSITIVE_INFINITY : maxResponseBytes
-    return dispatch(limited, new LimitedHandler(handler, maxBytes, requestTimeoutMs))
+    return dispatch(limited, new LimitedHandler(handler, maxBytes, deadline))
   }
   return agent.compose(interceptors.redirect({ maxRedirections: maxRedirects, throwOnMaxRedirect: true }), limits)
 }
