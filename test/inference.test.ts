@@ -74,6 +74,8 @@ describe("inference through the chosen model", () => {
     const reply = await infer(id, { question: "Where is my parcel?", temperature: 0.2, max_tokens: 64 })
     expect(reply.status).toBe(200)
     expect(reply.body).toEqual(completion("echo: Customer asks: Where is my parcel?", "openai/gpt-4o-mini"))
+    expect(reply.text).toBe(fake.sent.at(-1)) // byte for byte
+    expect(reply.headers.get("content-type")).toMatch(/^application\/json/)
     expect(reply.headers.get("x-service-leaderboard-model-id")).toBe(chosen)
     expect(reply.headers.get("x-service-model-source")).toBe("Router")
     const sent = fake.seen.at(-1)!

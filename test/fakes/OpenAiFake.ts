@@ -11,6 +11,8 @@ export interface SeenRequest {
 export interface OpenAiFake {
   readonly url: string
   readonly seen: Array<SeenRequest>
+  /** The completions answered, as sent. */
+  readonly sent: Array<string>
   /** What the next answers are: a completion (default), an upstream error, or invalid JSON. */
   mode: "ok" | "error" | "garbage"
   readonly close: () => Promise<void>
@@ -26,7 +28,7 @@ export const completion = (content: string, model = "fake-model") => ({
 })
 
 export const startOpenAiFake = async (): Promise<OpenAiFake> => {
-  const fake = { seen: [], mode: "ok" } as unknown as { -readonly [K in keyof OpenAiFake]: OpenAiFake[K] }
+  const fake = { seen: [], sent: [], mode: "ok" } as unknown as { -readonly [K in keyof OpenAiFake]: OpenAiFake[K] }
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -43,7 +45,10 @@ export const startOpenAiFake = async (): Promise<OpenAiFake> => {
       }
       const last = body?.messages?.at(-1)?.content ?? ""
       res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify(completion(`echo: ${last}`, body?.model)))
+      // pretty-printed, so a proxy that re-serialises the answer shows up
+      const answer = JSON.stringify(completion(`echo: ${last}`, body?.model), null, 2)
+      fake.sent.push(answer)
+      res.end(answer)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))

@@ -205,7 +205,7 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
         1e6
       : null
     return {
-      body: json,
+      body: text,
       output: outputOf(json.choices),
       usage,
       costUsd: reportedCost(json) ?? priced,

@@ -11,7 +11,8 @@ const serve = ({ params, payload }: { readonly params: { readonly leaderboard_id
   Effect.gen(function*() {
     const inference = yield* Inference
     const served = yield* inference.infer(yield* CurrentPrincipal, params.leaderboard_id, payload)
-    return HttpServerResponse.jsonUnsafe(served.body, {
+    return HttpServerResponse.text(served.body, {
+      contentType: "application/json",
       headers: {
         "x-service-trace-id": served.traceId,
         "x-service-leaderboard-model-id": served.candidate.id,

@@ -36,8 +36,8 @@ export interface ChatUsage {
 }
 
 export interface ChatCompletion {
-  /** The upstream's JSON body, unchanged (it is the inference response). */
-  readonly body: unknown
+  /** The upstream's JSON body as it arrived, byte for byte (it is the inference response). */
+  readonly body: string
   /** `choices[0].message.content`, when there is one. */
   readonly output: string | null
   readonly usage: ChatUsage | null

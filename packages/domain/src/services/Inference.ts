@@ -25,7 +25,8 @@ export interface InferenceRequest extends PromptInput {
 }
 
 export interface Served {
-  readonly body: unknown
+  /** The upstream's JSON, as it arrived. */
+  readonly body: string
   readonly traceId: string
   readonly candidate: Candidate
 }
