@@ -22,7 +22,7 @@ export const InferenceRequest = Schema.StructWithRest(
 )
 
 const ProviderResponse = Schema.Record(Schema.String, Schema.Unknown).annotate({
-  description: "The serving candidate's chat-completion JSON, unchanged. Headers: X-Service-Trace-Id, " +
+  description: "The serving candidate's chat-completion JSON, byte for byte. Headers: X-Service-Trace-Id, " +
     "X-Service-Leaderboard-Model-Id, X-Service-Model-Source (the candidate's platform)."
 })
 
@@ -39,9 +39,11 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
       "of input, prompt, question and query; the challenge's `system_prompt` leads as a system message and its " +
       "`model_prompt` templates the user message (`{input}` is replaced; without it the input follows a blank " +
       "line). `stream: true` is 400 `streaming_unsupported`. A failing candidate is 502 `upstream_error` naming " +
-      "it. Every call, success or failure, is recorded as a trace with source `inference`. An API token with a " +
+      "it (a redirect it answers with is not followed). Every call, success or failure, is recorded as a trace with source `inference`. An API token with a " +
       "budget reserves the call's estimated cost first; when its spend has reached the budget the call is 429 " +
-      "`budget_exceeded` with `Retry-After` (seconds until the budget resets)."
+      "`budget_exceeded` with `Retry-After` (seconds until the budget resets). Instances serve from copies of " +
+      "the token and leaderboard that Postgres change notifications keep current: a change made on another " +
+      "instance applies within milliseconds."
   }))
 
 export class InferenceApi extends HttpApiGroup.make("inference")
