@@ -13,6 +13,7 @@ import {
   reviewState,
   saveConfig,
   saveReview,
+  type Slot,
   slotsFor
 } from "./HumanCase.ts"
 import type { CaseId, ResponseId } from "./HumanEval.ts"
@@ -21,7 +22,12 @@ import type { CandidateId, LeaderboardId } from "./Leaderboard.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
-const candidates = [uuid(101), uuid(102), uuid(103)] as Array<CandidateId>
+const candidates = [101, 102, 103].map((n) => ({
+  id: uuid(n) as CandidateId,
+  name: `model ${n}`,
+  platform: "Router" as const,
+  model_name: `vendor/model-${n}`
+}))
 const responseIds = [uuid(201), uuid(202), uuid(203)] as Array<ResponseId>
 const configuration = "config-1"
 
@@ -39,7 +45,7 @@ const draft = (): HumanCase =>
     now: t0
   }))
 
-const answered = (slots: ReadonlyArray<{ response_id: ResponseId; candidate_id: CandidateId; label: string }>, failed: ReadonlySet<number>) =>
+const answered = (slots: ReadonlyArray<Slot>, failed: ReadonlySet<number>) =>
   slots.map((slot, i): CaseResponse => ({
     ...slot,
     status: failed.has(i) ? "failed" : "succeeded",
@@ -197,10 +203,10 @@ describe("the human case lifecycle", () => {
   })
 
   it("blind labels follow the shuffled order; the configuration ignores candidate order", () => {
-    expect(slotsFor(candidates, responseIds, [2, 0, 1]).map((s) => [s.label, s.candidate_id])).toEqual([
-      ["A", candidates[2]],
-      ["B", candidates[0]],
-      ["C", candidates[1]]
+    expect(slotsFor(candidates, responseIds, [2, 0, 1]).map((s) => [s.label, s.candidate_id, s.response_id])).toEqual([
+      ["A", candidates[2]!.id, responseIds[0]],
+      ["B", candidates[0]!.id, responseIds[1]],
+      ["C", candidates[1]!.id, responseIds[2]]
     ])
     const a = { id: "a", platform: "Router" as const, model_name: "m", url: null, model_id: null, auth_type: "bearer" as const, auth_header_name: null }
     const b = { ...a, id: "b", model_name: "n" }

@@ -10,7 +10,7 @@ import {
   StaleRevision
 } from "./HumanEvalErrors.ts"
 import { WorkspaceId } from "./Ids.ts"
-import type { Candidate } from "./Candidate.ts"
+import { type Candidate, Platform } from "./Candidate.ts"
 import { CandidateId, LeaderboardId } from "./Leaderboard.ts"
 
 /**
@@ -41,7 +41,11 @@ export const Slot = Schema.Struct({
   response_id: ResponseId,
   candidate_id: CandidateId,
   /** "A", "B", … in a per-case shuffled order: all a reviewer sees of the model before confirming. */
-  label: Schema.String
+  label: Schema.String,
+  /** Who answers, kept with the case (candidates may be removed later); shown only once revealed. */
+  candidate_name: Schema.String,
+  platform: Platform,
+  model_name: Schema.NullOr(Schema.String)
 })
 export type Slot = typeof Slot.Type
 
@@ -306,15 +310,21 @@ export const isPending = (c: HumanCase): boolean => reviewState(c) !== "confirme
 
 /** Blind labels "A", "B", … given to candidates in the order of `shuffled` (a permutation of their indices). */
 export const slotsFor = (
-  candidates: ReadonlyArray<CandidateId>,
+  candidates: ReadonlyArray<Pick<Candidate, "id" | "name" | "platform" | "model_name">>,
   responseIds: ReadonlyArray<ResponseId>,
   shuffled: ReadonlyArray<number>
 ): ReadonlyArray<Slot> =>
-  shuffled.map((index, position) => ({
-    response_id: responseIds[position]!,
-    candidate_id: candidates[index]!,
-    label: String.fromCharCode(65 + position)
-  }))
+  shuffled.map((index, position) => {
+    const candidate = candidates[index]!
+    return {
+      response_id: responseIds[position]!,
+      candidate_id: candidate.id,
+      label: String.fromCharCode(65 + position),
+      candidate_name: candidate.name,
+      platform: candidate.platform,
+      model_name: candidate.model_name
+    }
+  })
 
 /**
  * What a creation request asked for, canonically: a retry with the same id is the same request
