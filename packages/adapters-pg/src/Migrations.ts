@@ -7,6 +7,7 @@ import leaderboards from "./migrations/0003_leaderboards.ts"
 import traces from "./migrations/0004_traces.ts"
 import budgets from "./migrations/0005_budgets.ts"
 import changeNotifications from "./migrations/0006_change_notifications.ts"
+import humanEvaluation from "./migrations/0007_human_evaluation.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -15,7 +16,8 @@ export const loader = PgMigrator.fromRecord({
   "0003_leaderboards": leaderboards,
   "0004_traces": traces,
   "0005_budgets": budgets,
-  "0006_change_notifications": changeNotifications
+  "0006_change_notifications": changeNotifications,
+  "0007_human_evaluation": humanEvaluation
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

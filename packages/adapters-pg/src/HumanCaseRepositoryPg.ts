@@ -1,0 +1,231 @@
+import { PgClient } from "@effect/sql-pg"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Attachment, CaseResponse, HumanCase, Review, ReviewInput, Slot, Stage } from "@podium/domain/HumanCase"
+import type { CaseId } from "@podium/domain/HumanEval"
+import type { LeaderboardId } from "@podium/domain/Leaderboard"
+import { HumanCaseRepository, type ReviewHistoryEntry } from "@podium/domain/ports/HumanCaseRepository"
+import { toDate, toDateOrNull } from "./Rows.ts"
+
+/** jsonb columns hold the JSON encoding of the domain's schemas (timestamps as ISO strings). */
+const json = <S extends Schema.Top & { readonly DecodingServices: never; readonly EncodingServices: never }>(schema: S) => {
+  const codec = Schema.toCodecJson(schema)
+  return {
+    encode: Schema.encodeSync(codec) as (value: S["Type"]) => unknown,
+    decode: Schema.decodeUnknownSync(codec) as (value: unknown) => S["Type"]
+  }
+}
+const ReviewJson = json(Review)
+const ReviewInputJson = json(ReviewInput)
+const SlotsJson = json(Schema.Array(Slot))
+const AttachmentsJson = json(Schema.Array(Attachment))
+const UsageJson = json(Schema.NullOr(CaseResponse.fields.usage))
+
+interface CaseRow {
+  readonly id: string
+  readonly leaderboard_id: string
+  readonly workspace_id: string
+  readonly input: string
+  readonly context: string
+  readonly prompt_override: string | null
+  readonly prompt: string
+  readonly attachments: unknown
+  readonly configuration: string
+  readonly creation_key: string
+  readonly revision: number
+  readonly stage: "draft" | "generating" | "generated"
+  readonly claim_id: string | null
+  readonly claimed_at: Date | null
+  readonly slots: unknown
+  readonly generated_at: Date | null
+  readonly review: unknown
+  readonly revealed_at: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+interface ResponseRow {
+  readonly id: string
+  readonly candidate_id: string
+  readonly label: string
+  readonly status: "succeeded" | "failed"
+  readonly output: string | null
+  readonly error: string | null
+  readonly latency_ms: number | null
+  readonly usage: unknown
+  readonly cost_usd: number | null
+  readonly trace_id: string | null
+  readonly created_at: Date
+}
+
+const utc = (date: Date) => DateTime.fromDateUnsafe(date)
+
+const toResponse = (slots: ReadonlyArray<Slot>, row: ResponseRow): CaseResponse => {
+  const slot = slots.find((s) => s.response_id === row.id)!
+  return {
+    ...slot,
+    status: row.status,
+    output: row.output,
+    error: row.error,
+    latency_ms: row.latency_ms,
+    usage: UsageJson.decode(row.usage),
+    cost_usd: row.cost_usd,
+    trace_id: row.trace_id,
+    created_at: utc(row.created_at)
+  }
+}
+
+const toCase = (row: CaseRow, responses: ReadonlyArray<ResponseRow>): HumanCase => {
+  const slots = row.slots === null ? [] : SlotsJson.decode(row.slots)
+  const stage: Stage = row.stage === "draft"
+    ? Stage.cases.Draft.make({})
+    : row.stage === "generating"
+    ? Stage.cases.Generating.make({ claim_id: row.claim_id!, claimed_at: utc(row.claimed_at!), slots: [...slots] })
+    : Stage.cases.Generated.make({
+      generated_at: utc(row.generated_at!),
+      responses: slots.flatMap((slot) => {
+        const found = responses.find((r) => r.id === slot.response_id)
+        return found === undefined ? [] : [toResponse(slots, found)]
+      }),
+      review: ReviewJson.decode(row.review),
+      revealed_at: row.revealed_at === null ? null : utc(row.revealed_at)
+    })
+  return new HumanCase({
+    id: row.id as CaseId,
+    leaderboard_id: row.leaderboard_id as LeaderboardId,
+    workspace_id: row.workspace_id as HumanCase["workspace_id"],
+    input: row.input,
+    context: row.context,
+    prompt_override: row.prompt_override,
+    prompt: row.prompt,
+    attachments: AttachmentsJson.decode(row.attachments),
+    configuration: row.configuration,
+    creation_key: row.creation_key,
+    revision: row.revision,
+    stage,
+    created_at: utc(row.created_at),
+    updated_at: utc(row.updated_at)
+  })
+}
+
+/** The stage as columns: what `human_cases` stores for each variant. */
+const stageColumns = (c: HumanCase) => {
+  const s = c.stage
+  const review = s._tag === "Generated" ? s.review : Review.cases.Unreviewed.make({})
+  return {
+    stage: s._tag === "Draft" ? "draft" : s._tag === "Generating" ? "generating" : "generated",
+    claim_id: s._tag === "Generating" ? s.claim_id : s._tag === "Generated" ? "completed" : null,
+    claimed_at: s._tag === "Generating" ? toDate(s.claimed_at) : null,
+    slots: s._tag === "Generating" ? SlotsJson.encode(s.slots) : s._tag === "Generated" ? SlotsJson.encode(s.responses) : null,
+    generated_at: s._tag === "Generated" ? toDate(s.generated_at) : null,
+    review_state: review._tag === "Confirmed" ? "confirmed" : review._tag === "DraftReview" ? "draft" : "none",
+    review: ReviewJson.encode(review),
+    revealed_at: s._tag === "Generated" ? toDateOrNull(s.revealed_at) : null
+  }
+}
+
+const caseColumns = "id, leaderboard_id, workspace_id, input, context, prompt_override, prompt, attachments, configuration, " +
+  "creation_key, revision, stage, claim_id, claimed_at, slots, generated_at, review, revealed_at, created_at, updated_at"
+const responseColumns = "id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd, trace_id, created_at"
+
+export const HumanCaseRepositoryPg = Layer.effect(
+  HumanCaseRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+
+    const responseRows = (id: string) =>
+      sql<ResponseRow>`SELECT ${sql.literal(responseColumns)} FROM human_responses WHERE case_id = ${id}`
+
+    const find = (leaderboardId: LeaderboardId, id: CaseId) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<CaseRow>`SELECT ${sql.literal(caseColumns)} FROM human_cases
+                                          WHERE id = ${id} AND leaderboard_id = ${leaderboardId}`
+        if (row === undefined) return Option.none<HumanCase>()
+        return Option.some(toCase(row, row.stage === "generated" ? yield* responseRows(id) : []))
+      }).pipe(Effect.orDie)
+
+    const insert = (c: HumanCase) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const claimed = yield* sql`INSERT INTO human_client_ids (id, kind) VALUES (${c.id}, 'case')
+                                   ON CONFLICT (id) DO NOTHING RETURNING id`
+        if (claimed.length === 0) {
+          return { _tag: "Taken" as const, existing: yield* find(c.leaderboard_id, c.id) }
+        }
+        const s = stageColumns(c)
+        yield* sql`
+          INSERT INTO human_cases (id, leaderboard_id, workspace_id, input, context, prompt_override, prompt, attachments,
+            configuration, creation_key, revision, stage, claim_id, claimed_at, slots, generated_at, review_state, review,
+            revealed_at, created_at, updated_at)
+          VALUES (${c.id}, ${c.leaderboard_id}, ${c.workspace_id}, ${c.input}, ${c.context}, ${c.prompt_override}, ${c.prompt},
+            ${pg.json(AttachmentsJson.encode(c.attachments))}, ${c.configuration}, ${c.creation_key}, ${c.revision},
+            ${s.stage}, ${s.claim_id}, ${s.claimed_at}, ${s.slots === null ? null : pg.json(s.slots)}, ${s.generated_at},
+            ${s.review_state}, ${pg.json(s.review)}, ${s.revealed_at}, ${toDate(c.created_at)}, ${toDate(c.updated_at)})`
+        return { _tag: "Inserted" as const }
+      })).pipe(Effect.orDie)
+
+    const update = (next: HumanCase, history?: ReviewHistoryEntry) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const s = stageColumns(next)
+        const updated = yield* sql`
+          UPDATE human_cases SET prompt_override = ${next.prompt_override}, prompt = ${next.prompt},
+            revision = ${next.revision}, stage = ${s.stage}, claim_id = ${s.claim_id}, claimed_at = ${s.claimed_at},
+            slots = ${s.slots === null ? null : pg.json(s.slots)}, generated_at = ${s.generated_at},
+            review_state = ${s.review_state}, review = ${pg.json(s.review)}, revealed_at = ${s.revealed_at},
+            updated_at = ${toDate(next.updated_at)}
+          WHERE id = ${next.id} AND revision = ${next.revision - 1}
+          RETURNING id`
+        if (updated.length === 0) return false
+        const review = next.stage._tag === "Generated" ? next.stage.review : undefined
+        if (review !== undefined) {
+          const verdicts = review._tag === "Unreviewed" ? {} : review.verdicts
+          yield* sql`UPDATE human_responses SET verdict = (${pg.json(verdicts)}::jsonb ->> id::text)
+                     WHERE case_id = ${next.id}`
+        }
+        if (history !== undefined) {
+          yield* sql`INSERT INTO human_review_history (case_id, revision, confirmed, review, saved_by, saved_at)
+                     VALUES (${next.id}, ${history.revision}, ${history.confirmed},
+                       ${pg.json(ReviewInputJson.encode(history.review))}, ${history.saved_by}, ${toDate(history.saved_at)})`
+        }
+        return true
+      })).pipe(Effect.orDie)
+
+    const saveResponse = (caseId: CaseId, r: CaseResponse) =>
+      sql`INSERT INTO human_responses (id, case_id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd,
+            trace_id, created_at)
+          VALUES (${r.response_id}, ${caseId}, ${r.candidate_id}, ${r.label}, ${r.status}, ${r.output}, ${r.error},
+            ${r.latency_ms}, ${r.usage === null ? null : pg.json(UsageJson.encode(r.usage))}, ${r.cost_usd}, ${r.trace_id},
+            ${toDate(r.created_at)})
+          ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.orDie)
+
+    const responses = (id: CaseId) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ slots: unknown }>`SELECT slots FROM human_cases WHERE id = ${id}`
+        if (row === undefined || row.slots === null) return []
+        const slots = SlotsJson.decode(row.slots)
+        const rows = yield* responseRows(id)
+        return slots.flatMap((slot) => {
+          const found = rows.find((r) => r.id === slot.response_id)
+          return found === undefined ? [] : [toResponse(slots, found)]
+        })
+      }).pipe(Effect.orDie)
+
+    const history = (id: CaseId, limit: number) =>
+      sql<{ revision: number; confirmed: boolean; review: unknown; saved_by: string | null; saved_at: Date }>`
+        SELECT revision, confirmed, review, saved_by, saved_at FROM human_review_history
+        WHERE case_id = ${id} ORDER BY revision DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) =>
+          rows.map((row): ReviewHistoryEntry => ({
+            revision: row.revision,
+            confirmed: row.confirmed,
+            review: ReviewInputJson.decode(row.review),
+            saved_by: row.saved_by as ReviewHistoryEntry["saved_by"],
+            saved_at: utc(row.saved_at)
+          }))
+        ),
+        Effect.orDie
+      )
+
+    return HumanCaseRepository.of({ insert, find, update, saveResponse, responses, history })
+  })
+)

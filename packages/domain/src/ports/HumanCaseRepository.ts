@@ -1,0 +1,39 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { CaseResponse, HumanCase, ReviewInput } from "../HumanCase.ts"
+import type { CaseId } from "../HumanEval.ts"
+import type { UserId } from "../Ids.ts"
+import type { LeaderboardId } from "../Leaderboard.ts"
+
+export interface ReviewHistoryEntry {
+  readonly revision: number
+  readonly confirmed: boolean
+  readonly review: ReviewInput
+  readonly saved_by: UserId | null
+  readonly saved_at: DateTime.Utc
+}
+
+/** What an insert found: the case is new, or the id was taken (by this case, another one, or a document). */
+export type Inserted =
+  | { readonly _tag: "Inserted" }
+  | { readonly _tag: "Taken"; readonly existing: Option.Option<HumanCase> }
+
+/**
+ * Human-evaluation cases. Every change is conditional on the revision it was computed from, so two
+ * requests (or instances) cannot both move a case: the loser's `update` answers false.
+ */
+export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
+  readonly insert: (c: HumanCase) => Effect.Effect<Inserted>
+  /** The case with its responses (in slot order), if it belongs to the leaderboard. */
+  readonly find: (leaderboardId: LeaderboardId, id: CaseId) => Effect.Effect<Option.Option<HumanCase>>
+  /**
+   * Writes `next` over the stored case if that is still at revision `next.revision - 1`, with the
+   * review's verdicts on the responses and `history` appended, in one transaction.
+   */
+  readonly update: (next: HumanCase, history?: ReviewHistoryEntry) => Effect.Effect<boolean>
+  /** Stores a generated response; a second save for the same slot keeps the first (activities repeat). */
+  readonly saveResponse: (caseId: CaseId, response: CaseResponse) => Effect.Effect<void>
+  /** The responses stored so far, in the order of the case's slots (while generating: the finished ones). */
+  readonly responses: (id: CaseId) => Effect.Effect<ReadonlyArray<CaseResponse>>
+  /** The newest `limit` review-history entries, newest first. */
+  readonly history: (id: CaseId, limit: number) => Effect.Effect<ReadonlyArray<ReviewHistoryEntry>>
+}>()("@podium/domain/ports/HumanCaseRepository") {}

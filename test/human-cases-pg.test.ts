@@ -1,0 +1,141 @@
+import { assert, describe, it } from "@effect/vitest"
+import { DateTime, Effect, Layer, Option, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
+import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
+import {
+  type CaseResponse,
+  claim,
+  complete,
+  createCase,
+  HumanCase,
+  saveReview,
+  slotsFor
+} from "@podium/domain/HumanCase"
+import type { CaseId, ResponseId } from "@podium/domain/HumanEval"
+import type { WorkspaceId } from "@podium/domain/Ids"
+import type { CandidateId, LeaderboardId } from "@podium/domain/Leaderboard"
+import { HumanCaseRepository } from "@podium/domain/ports/HumanCaseRepository"
+import { TestDatabase } from "./support/database.ts"
+
+// The repository's own guarantees, against real Postgres: ids used once, the revision-conditional
+// update that makes the generation claim atomic, responses saved once, verdicts and history.
+
+const Database = HumanCaseRepositoryPg.pipe(Layer.provideMerge(MigrationsLayer), Layer.provideMerge(TestDatabase.layer))
+
+const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
+const candidates = [1, 2, 3].map((n) => ({
+  id: crypto.randomUUID() as CandidateId,
+  name: `model ${n}`,
+  platform: "Router" as const,
+  model_name: `vendor/m${n}`
+}))
+
+/** A workspace and a leaderboard for the cases to belong to. */
+const owner = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const workspace = crypto.randomUUID() as WorkspaceId
+  const leaderboard = crypto.randomUUID() as LeaderboardId
+  yield* sql`INSERT INTO workspaces (id, name, created_at) VALUES (${workspace}, 'human', now())`
+  yield* sql`INSERT INTO leaderboards (id, workspace_id, name, description, status, chosen_model_strategy, schedule,
+               challenge, extra, created_at, updated_at)
+             VALUES (${leaderboard}, ${workspace}, 'human', '', 'active', 'ranking_winner', '{}', '{}', '{}', now(), now())`
+  return { workspace, leaderboard }
+})
+
+const draft = (workspace: WorkspaceId, leaderboard: LeaderboardId, input = "Refund window?"): HumanCase =>
+  Result.getOrThrow(createCase({
+    id: crypto.randomUUID() as CaseId,
+    input,
+    leaderboardId: leaderboard,
+    workspaceId: workspace,
+    basePrompt: "Be brief.",
+    attachments: [],
+    configuration: "config",
+    now: t0
+  }))
+
+const responded = (c: HumanCase): ReadonlyArray<CaseResponse> =>
+  c.stage._tag !== "Generating" ? [] : c.stage.slots.map((slot, i) => ({
+    ...slot,
+    status: i === 1 ? "failed" : "succeeded",
+    output: i === 1 ? null : `answer ${slot.label}`,
+    error: i === 1 ? "the router answered 500" : null,
+    latency_ms: 10,
+    usage: i === 1 ? null : { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    cost_usd: i === 1 ? null : 0.002,
+    trace_id: null,
+    created_at: t0
+  }))
+
+describe("HumanCaseRepositoryPg", () => {
+  it.layer(Database, { timeout: 60_000 })((it) => {
+    it.effect("stores a draft once; the same id again finds what is stored", () =>
+      Effect.gen(function*() {
+        const repo = yield* HumanCaseRepository
+        const { leaderboard, workspace } = yield* owner
+        const c = draft(workspace, leaderboard)
+        assert.deepStrictEqual(yield* repo.insert(c), { _tag: "Inserted" })
+        const again = yield* repo.insert(new HumanCase({ ...draft(workspace, leaderboard, "another input"), id: c.id }))
+        assert.strictEqual(again._tag, "Taken")
+        assert.deepStrictEqual(again._tag === "Taken" ? Option.getOrThrow(again.existing) : undefined, c)
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), c)
+        assert.isTrue(Option.isNone(yield* repo.find(crypto.randomUUID() as LeaderboardId, c.id)))
+      }))
+
+    it.effect("of 20 simultaneous claims of one draft exactly one is stored", () =>
+      Effect.gen(function*() {
+        const repo = yield* HumanCaseRepository
+        const { leaderboard, workspace } = yield* owner
+        const c = draft(workspace, leaderboard)
+        yield* repo.insert(c)
+        const attempts = Array.from({ length: 20 }, (_, i) =>
+          Result.getOrThrow(claim(c, {
+            configuration: "config",
+            claimId: `claim-${i}`,
+            slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), [0, 1, 2])
+          }, t0)))
+        const won = yield* Effect.forEach(attempts, (attempt) => repo.update(attempt), { concurrency: "unbounded" })
+        assert.strictEqual(won.filter(Boolean).length, 1)
+        const stored = Option.getOrThrow(yield* repo.find(leaderboard, c.id))
+        const winner = attempts[won.indexOf(true)]!
+        assert.deepStrictEqual(stored, winner)
+      }))
+
+    it.effect("keeps the first save of a response, then completes, reviews and keeps the history", () =>
+      Effect.gen(function*() {
+        const repo = yield* HumanCaseRepository
+        const sql = yield* SqlClient.SqlClient
+        const { leaderboard, workspace } = yield* owner
+        const c = draft(workspace, leaderboard)
+        yield* repo.insert(c)
+        const claimed = Result.getOrThrow(claim(c, {
+          configuration: "config",
+          claimId: "k",
+          slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), [2, 0, 1])
+        }, t0))
+        assert.isTrue(yield* repo.update(claimed))
+        const answers = responded(claimed)
+        yield* repo.saveResponse(c.id, answers[0]!)
+        yield* repo.saveResponse(c.id, { ...answers[0]!, output: "a second, repeated activity" })
+        assert.deepStrictEqual(yield* repo.responses(c.id), [answers[0]!])
+        yield* Effect.forEach(answers.slice(1), (r) => repo.saveResponse(c.id, r))
+
+        const generated = Result.getOrThrow(complete(claimed, { claimId: "k", responses: yield* repo.responses(c.id) }, t0))
+        assert.isTrue(yield* repo.update(generated))
+        assert.isFalse(yield* repo.update(generated)) // its revision is taken now
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), generated)
+
+        const verdicts = { [answers[0]!.response_id]: "correct" as const, [answers[2]!.response_id]: "abstain" as const }
+        const review = { verdicts, reference: "30 days", notes: "" }
+        const confirmed = Result.getOrThrow(saveReview(generated, { revision: generated.revision, confirm: true, review }, t0))
+        assert.isTrue(yield* repo.update(confirmed, { revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }))
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), confirmed)
+        const stored = yield* sql<{ label: string; verdict: string | null }>`
+          SELECT label, verdict FROM human_responses WHERE case_id = ${c.id} ORDER BY label`
+        assert.deepStrictEqual(stored.map((r) => r.verdict), answers.map((a) => verdicts[a.response_id] ?? null))
+        const history = yield* repo.history(c.id, 100)
+        assert.deepStrictEqual(history, [{ revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }])
+      }))
+  })
+})
