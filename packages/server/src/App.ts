@@ -44,6 +44,7 @@ import { ApiTokens } from "@podium/domain/services/ApiTokens"
 import { Authentication } from "@podium/domain/services/Authentication"
 import { Identity } from "@podium/domain/services/Identity"
 import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
+import { ChatTargets } from "@podium/domain/services/ChatTargets"
 import { Inference } from "@podium/domain/services/Inference"
 import { Integrations } from "@podium/domain/services/Integrations"
 import { Leaderboards } from "@podium/domain/services/Leaderboards"
@@ -153,7 +154,10 @@ export const ServicesLive = (config: PodiumConfig) =>
       Members.layer,
       Integrations.layer,
       HubDatasetCheck.layer,
-      Layer.mergeAll(Inference.layer, TraceExport.layer).pipe(Layer.provideMerge(Leaderboards.layer))
+      Layer.mergeAll(Inference.layer, TraceExport.layer).pipe(
+        Layer.provideMerge(Leaderboards.layer),
+        Layer.provideMerge(ChatTargets.layer)
+      )
     )
     return useCases.pipe(Layer.provideMerge(adapters))
   }))

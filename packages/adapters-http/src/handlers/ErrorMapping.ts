@@ -6,6 +6,18 @@ import type { AlreadyMember, InviteNotPending } from "@podium/domain/WorkspaceEr
 import type { BudgetExceeded } from "@podium/domain/Budget"
 import type { HubDatasetNotFound } from "@podium/domain/HubDataset"
 import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/InferenceErrors"
+import type {
+  CaseNotGenerated,
+  ConfigurationChanged,
+  DocumentLimitExceeded,
+  GenerationInProgress,
+  IdReused,
+  ImmutableCase,
+  InvalidCandidateCount,
+  InvalidVerdicts,
+  StaleRevision,
+  WrongEvalType
+} from "@podium/domain/HumanEvalErrors"
 import {
   apiError,
   BadGateway,
@@ -13,6 +25,7 @@ import {
   Conflict,
   Forbidden,
   NotFound,
+  PayloadTooLarge,
   TooManyRequests,
   Unauthorized
 } from "../api/Errors.ts"
@@ -69,6 +82,38 @@ export const toApiError = {
       candidate_name: e.candidate_name,
       trace_id: e.trace_id
     })),
+  StaleRevision: (e: StaleRevision) =>
+    Effect.fail(apiError(Conflict, "stale_revision", `The case is at revision ${e.current_revision}, not ${e.revision}`, {
+      revision: e.revision,
+      current_revision: e.current_revision
+    })),
+  ImmutableCase: (e: ImmutableCase) =>
+    Effect.fail(apiError(Conflict, "immutable_case", "The case is generated and cannot change: create a new case to re-evaluate", {
+      case_id: e.case_id
+    })),
+  GenerationInProgress: (e: GenerationInProgress) =>
+    Effect.fail(apiError(Conflict, "generation_in_progress", "The case is being generated: poll it until it is done", {
+      case_id: e.case_id
+    })),
+  ConfigurationChanged: (e: ConfigurationChanged) =>
+    Effect.fail(apiError(Conflict, "configuration_changed",
+      "The leaderboard's candidates or base prompt changed since this draft: create a new case", { case_id: e.case_id })),
+  CaseNotGenerated: (e: CaseNotGenerated) =>
+    Effect.fail(apiError(Conflict, "case_not_generated", "The case has no responses to review yet: generate it first", {
+      case_id: e.case_id
+    })),
+  InvalidVerdicts: (e: InvalidVerdicts) =>
+    Effect.fail(apiError(BadRequest, "invalid_verdicts", e.message, { response_ids: e.response_ids })),
+  WrongEvalType: (e: WrongEvalType) =>
+    Effect.fail(apiError(Conflict, "wrong_eval_type", `Human evaluation needs eval_type human; this leaderboard's is ${e.eval_type}`, {
+      eval_type: e.eval_type
+    })),
+  InvalidCandidateCount: (e: InvalidCandidateCount) =>
+    Effect.fail(apiError(Conflict, "invalid_candidate_count",
+      `Human evaluation needs 2 to 8 candidates; this leaderboard has ${e.count}`, { count: e.count })),
+  IdReused: (e: IdReused) => Effect.fail(apiError(Conflict, "id_reused", e.message, { id: e.id })),
+  DocumentLimitExceeded: (e: DocumentLimitExceeded) =>
+    Effect.fail(apiError(PayloadTooLarge, "payload_too_large", e.message, { limit: e.limit })),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
     Effect.fail(apiError(NotFound, "dataset_not_found", `The hub has no dataset ${e.dataset_id} that this workspace can read`))
 } as const

@@ -7,12 +7,11 @@ import type { Principal } from "../Principal.ts"
 import { buildMessages, type PromptInput } from "../Prompt.ts"
 import { BudgetExceeded, estimateCost, retryAfterSeconds, windowOf } from "../Budget.ts"
 import { BudgetLedger } from "../ports/BudgetLedger.ts"
-import { type ChatMessage, ChatProvider, type ChatTarget } from "../ports/ChatProvider.ts"
+import { type ChatMessage, ChatProvider } from "../ports/ChatProvider.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
-import { IntegrationRepository } from "../ports/IntegrationRepository.ts"
-import { SecretCipher } from "../ports/SecretCipher.ts"
 import { TraceWriter } from "../ports/TraceWriter.ts"
 import type { Trace } from "../Trace.ts"
+import { ChatTargets, isCallable } from "./ChatTargets.ts"
 import { Leaderboards } from "./Leaderboards.ts"
 
 /** A reservation left by a call that never settled (a crash) is released after this. */
@@ -68,27 +67,11 @@ export class Inference extends Context.Service<Inference, {
     Inference,
     Effect.gen(function*() {
       const leaderboards = yield* Leaderboards
-      const integrations = yield* IntegrationRepository
-      const cipher = yield* SecretCipher
+      const targets = yield* ChatTargets
       const provider = yield* ChatProvider
       const traces = yield* TraceWriter
       const ids = yield* IdGenerator
       const ledger = yield* BudgetLedger
-
-      const credential = Effect.fnUntraced(function*(
-        candidate: Candidate,
-        leaderboard: Leaderboard,
-        credentials: ReadonlyMap<string, string>
-      ) {
-        const own = credentials.get(candidate.id)
-        if (own !== undefined) return Option.some(yield* cipher.open(own))
-        if (candidate.platform !== "Router" && candidate.platform !== "Hub") return Option.none()
-        const integration = yield* integrations.find(
-          leaderboard.workspace_id,
-          candidate.platform === "Router" ? "router" : "hub"
-        )
-        return Option.isSome(integration) ? Option.some(yield* cipher.open(integration.value.sealed_token)) : Option.none()
-      })
 
       /** Holds the estimated cost against an API token's budget; None when the token has no budget. */
       const reserve = Effect.fnUntraced(function*(
@@ -137,21 +120,8 @@ export class Inference extends Context.Service<Inference, {
         const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
         const candidate = servingCandidate(leaderboard, candidates, null)
         if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
-        if (candidate.platform === "Service") {
-          return yield* new NoActiveDeployment({ model_id: candidate.model_id ?? "" })
-        }
-        const target: ChatTarget = {
-          candidateId: candidate.id,
-          candidateName: candidate.name,
-          platform: candidate.platform,
-          modelName: candidate.model_name,
-          url: candidate.url,
-          authType: candidate.auth_type,
-          authHeaderName: candidate.auth_header_name,
-          token: yield* credential(candidate, leaderboard, credentials),
-          inputPricePerMTokens: candidate.input_price_per_m_tokens,
-          outputPricePerMTokens: candidate.output_price_per_m_tokens
-        }
+        if (!isCallable(candidate)) return yield* new NoActiveDeployment({ model_id: candidate.model_id ?? "" })
+        const target = yield* targets.of(candidate, leaderboard.workspace_id, credentials)
         // Once the upstream is called the call is paid for: finish it and record its trace even if
         // the client hangs up meanwhile.
         return yield* Effect.uninterruptible(Effect.gen(function*() {
