@@ -15,7 +15,9 @@ import {
 import type { CaseId, ResponseId } from "@podium/domain/HumanEval"
 import type { WorkspaceId } from "@podium/domain/Ids"
 import type { CandidateId, LeaderboardId } from "@podium/domain/Leaderboard"
+import { type RankedCase, tally } from "@podium/domain/HumanRanking"
 import { HumanCaseRepository } from "@podium/domain/ports/HumanCaseRepository"
+import fc from "fast-check"
 import { TestDatabase } from "./support/database.ts"
 
 // The repository's own guarantees, against real Postgres: ids used once, the revision-conditional
@@ -137,5 +139,65 @@ describe("HumanCaseRepositoryPg", () => {
         const history = yield* repo.history(c.id, 100)
         assert.deepStrictEqual(history, [{ revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }])
       }))
+
+    it.effect("the ranking's tallies in SQL equal HumanRanking.tally over the same cases", () =>
+      Effect.gen(function*() {
+        const repo = yield* HumanCaseRepository
+        const sql = yield* SqlClient.SqlClient
+        const response = fc.record({
+          present: fc.integer({ min: 0, max: 9 }).map((n) => n !== 0),
+          failed: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+          cost: fc.option(fc.integer({ min: 0, max: 1000 }).map((n) => n / 1e5), { nil: null }),
+          verdict: fc.constantFrom(null, "correct", "incorrect", "abstain", "correct", "incorrect")
+        })
+        const dataset = fc.array(fc.record({ confirmed: fc.boolean(), responses: fc.array(response, { minLength: 3, maxLength: 3 }) }), {
+          maxLength: 30
+        })
+        for (const cases of fc.sample(dataset, { numRuns: 12, seed: 42 })) {
+          const { leaderboard, workspace } = yield* owner
+          const ranked: Array<RankedCase> = []
+          for (const c of cases) {
+            const id = crypto.randomUUID()
+            const responses = c.responses.flatMap((r, i) =>
+              r.present
+                ? [{
+                  candidate_id: candidates[i]!.id as string,
+                  status: r.failed ? "failed" as const : "succeeded" as const,
+                  cost_usd: r.failed ? null : r.cost,
+                  verdict: r.failed ? null : (r.verdict as "correct" | "incorrect" | "abstain" | null)
+                }]
+                : []
+            )
+            ranked.push({ confirmed: c.confirmed, responses })
+            yield* sql`INSERT INTO human_client_ids (id, kind) VALUES (${id}, 'case')`
+            yield* sql`INSERT INTO human_cases (id, leaderboard_id, workspace_id, input, context, prompt, attachments,
+                         configuration, creation_key, revision, stage, claim_id, generated_at, review_state, review,
+                         created_at, updated_at)
+                       VALUES (${id}, ${leaderboard}, ${workspace}, 'q', '', '', '[]', 'config', 'k', 3, 'generated', 'c',
+                         now(), ${c.confirmed ? "confirmed" : "draft"}, '{}', now(), now())`
+            for (const r of responses) {
+              yield* sql`INSERT INTO human_responses (id, case_id, candidate_id, label, status, cost_usd, verdict, created_at)
+                         VALUES (${crypto.randomUUID()}, ${id}, ${r.candidate_id}, 'A', ${r.status}, ${r.cost_usd},
+                           ${r.verdict}, now())`
+            }
+          }
+          const ids = candidates.map((c) => c.id as string)
+          const fromSql = yield* repo.tallies(leaderboard, "config", ids)
+          const expected = tally(candidates, ranked)
+          assert.strictEqual(fromSql.confirmed, expected.confirmed)
+          assert.strictEqual(fromSql.comparable, expected.comparable)
+          for (const which of ["rows", "common"] as const) {
+            for (const id of ids) {
+              const got = fromSql[which].get(id)
+              const want = expected[which].get(id)
+              const empty = { correct: 0, total: 0, cost_sum: 0, cost_samples: 0, cost_missing: 0, technical_errors: 0 }
+              const { cost_sum: gotCost, ...gotCounts } = got ?? empty
+              const { cost_sum: wantCost, ...wantCounts } = want ?? empty
+              assert.deepStrictEqual(gotCounts, wantCounts, `${which} ${id}`)
+              assert.closeTo(gotCost, wantCost, 1e-9)
+            }
+          }
+        }
+      }), 60_000)
   })
 })

@@ -4,7 +4,13 @@ import { SqlClient } from "effect/sql"
 import { Attachment, CaseResponse, HumanCase, Review, ReviewInput, Slot, Stage } from "@podium/domain/HumanCase"
 import type { CaseId } from "@podium/domain/HumanEval"
 import type { LeaderboardId } from "@podium/domain/Leaderboard"
-import { HumanCaseRepository, type ReviewHistoryEntry } from "@podium/domain/ports/HumanCaseRepository"
+import type { Tallies, Tally } from "@podium/domain/HumanRanking"
+import {
+  type CaseCounts,
+  type CaseListItem,
+  HumanCaseRepository,
+  type ReviewHistoryEntry
+} from "@podium/domain/ports/HumanCaseRepository"
 import { toDate, toDateOrNull } from "./Rows.ts"
 
 /** jsonb columns hold the JSON encoding of the domain's schemas (timestamps as ISO strings). */
@@ -56,6 +62,11 @@ interface ResponseRow {
   readonly cost_usd: number | null
   readonly trace_id: string | null
   readonly created_at: Date
+}
+
+interface TallyRow extends Tally {
+  readonly candidate_id: string
+  readonly common: boolean
 }
 
 const utc = (date: Date) => DateTime.fromDateUnsafe(date)
@@ -226,6 +237,96 @@ export const HumanCaseRepositoryPg = Layer.effect(
         Effect.orDie
       )
 
-    return HumanCaseRepository.of({ insert, find, update, saveResponse, responses, history })
+    const counts = (leaderboardId: LeaderboardId, configuration: string) =>
+      sql<{
+        total: number
+        pending: number
+        current_total: number
+        current_pending: number
+        next_pending_case: string | null
+      }>`
+        SELECT count(*)::int AS total,
+          count(*) FILTER (WHERE review_state <> 'confirmed')::int AS pending,
+          count(*) FILTER (WHERE configuration_hash = md5(${configuration}))::int AS current_total,
+          count(*) FILTER (WHERE review_state <> 'confirmed' AND configuration_hash = md5(${configuration}))::int
+            AS current_pending,
+          (SELECT id::text FROM human_cases
+           WHERE leaderboard_id = ${leaderboardId} AND configuration_hash = md5(${configuration})
+             AND review_state <> 'confirmed'
+           ORDER BY created_at, id LIMIT 1) AS next_pending_case
+        FROM human_cases WHERE leaderboard_id = ${leaderboardId}`.pipe(
+        Effect.map(([row]): CaseCounts => ({ ...row!, next_pending_case: row!.next_pending_case as CaseId | null })),
+        Effect.orDie
+      )
+
+    const page = (leaderboardId: LeaderboardId, configuration: string, { limit, offset }: { offset: number; limit: number }) =>
+      sql<{
+        id: string
+        stage: CaseListItem["status"]
+        review_state: CaseListItem["review_state"]
+        revision: number
+        input: string
+        current: boolean
+        created_at: Date
+        updated_at: Date
+      }>`
+        SELECT id::text, stage, review_state, revision, left(input, 200) AS input,
+          configuration_hash = md5(${configuration}) AS current, created_at, updated_at
+        FROM human_cases WHERE leaderboard_id = ${leaderboardId}
+        ORDER BY created_at, id OFFSET ${offset} LIMIT ${limit}`.pipe(
+        Effect.map((rows) =>
+          rows.map((row): CaseListItem => ({
+            id: row.id as CaseId,
+            status: row.stage,
+            review_state: row.review_state,
+            revision: row.revision,
+            input: row.input,
+            current: row.current,
+            created_at: utc(row.created_at),
+            updated_at: utc(row.updated_at)
+          }))
+        ),
+        Effect.orDie
+      )
+
+    const tallies = (leaderboardId: LeaderboardId, configuration: string, candidateIds: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const ids = [...candidateIds]
+        const n = candidateIds.length
+        const cases = sql`
+          SELECT id, review_state = 'confirmed' AS confirmed FROM human_cases
+          WHERE leaderboard_id = ${leaderboardId} AND configuration_hash = md5(${configuration}) AND stage = 'generated'`
+        const comparable = sql`
+          SELECT r.case_id FROM human_responses r JOIN (${cases}) c ON c.id = r.case_id
+          WHERE c.confirmed AND r.candidate_id = ANY(${ids}::uuid[])
+          GROUP BY r.case_id
+          HAVING count(*) = ${n}
+             AND count(*) FILTER (WHERE r.status = 'succeeded' AND r.verdict IN ('correct', 'incorrect')) = ${n}`
+        const rows = yield* sql<TallyRow>`
+          WITH c AS (${cases}),
+          r AS (
+            SELECT r.case_id, r.candidate_id, r.status, r.cost_usd, r.verdict, c.confirmed
+            FROM human_responses r JOIN c ON c.id = r.case_id
+            WHERE r.candidate_id = ANY(${ids}::uuid[])
+          ),
+          k AS (${comparable})
+          SELECT candidate_id::text AS candidate_id, common,
+            count(*) FILTER (WHERE confirmed AND verdict = 'correct')::int AS correct,
+            count(*) FILTER (WHERE confirmed AND verdict IN ('correct', 'incorrect'))::int AS total,
+            COALESCE(sum(cost_usd) FILTER (WHERE status = 'succeeded'), 0)::float8 AS cost_sum,
+            count(*) FILTER (WHERE status = 'succeeded' AND cost_usd IS NOT NULL)::int AS cost_samples,
+            count(*) FILTER (WHERE status = 'succeeded' AND cost_usd IS NULL)::int AS cost_missing,
+            count(*) FILTER (WHERE status = 'failed')::int AS technical_errors
+          FROM (SELECT r.*, false AS common FROM r UNION ALL SELECT r.*, true AS common FROM r JOIN k USING (case_id)) x
+          GROUP BY candidate_id, common`
+        const [totals] = yield* sql<{ confirmed: number; comparable: number }>`
+          SELECT (SELECT count(*) FROM (${cases}) c WHERE c.confirmed)::int AS confirmed,
+                 (SELECT count(*) FROM (${comparable}) k)::int AS comparable`
+        const pick = (common: boolean) =>
+          new Map(rows.filter((row) => row.common === common).map(({ candidate_id, common: _, ...tally }) => [candidate_id, tally]))
+        return { rows: pick(false), common: pick(true), confirmed: totals!.confirmed, comparable: totals!.comparable } satisfies Tallies
+      }).pipe(Effect.orDie)
+
+    return HumanCaseRepository.of({ insert, find, update, saveResponse, responses, counts, page, tallies, history })
   })
 )

@@ -1,5 +1,6 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { CaseResponse, HumanCase, ReviewInput } from "../HumanCase.ts"
+import type { Tallies } from "../HumanRanking.ts"
 import type { CaseId } from "../HumanEval.ts"
 import type { UserId } from "../Ids.ts"
 import type { LeaderboardId } from "../Leaderboard.ts"
@@ -16,6 +17,30 @@ export interface ReviewHistoryEntry {
 export type Inserted =
   | { readonly _tag: "Inserted" }
   | { readonly _tag: "Taken"; readonly existing: Option.Option<HumanCase> }
+
+/** A case as the summary lists it. */
+export interface CaseListItem {
+  readonly id: CaseId
+  readonly status: "draft" | "generating" | "generated"
+  readonly review_state: "none" | "draft" | "confirmed"
+  readonly revision: number
+  readonly input: string
+  /** Made under the leaderboard's current configuration (the cohort the ranking covers). */
+  readonly current: boolean
+  readonly created_at: DateTime.Utc
+  readonly updated_at: DateTime.Utc
+}
+
+export interface CaseCounts {
+  readonly total: number
+  /** Not confirmed, over every configuration. */
+  readonly pending: number
+  /** Not confirmed, in the current configuration. */
+  readonly current_pending: number
+  readonly current_total: number
+  /** The oldest pending case of the current configuration. */
+  readonly next_pending_case: CaseId | null
+}
 
 /**
  * Human-evaluation cases. Every change is conditional on the revision it was computed from, so two
@@ -34,6 +59,23 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
   readonly saveResponse: (caseId: CaseId, response: CaseResponse) => Effect.Effect<void>
   /** The responses stored so far, in the order of the case's slots (while generating: the finished ones). */
   readonly responses: (id: CaseId) => Effect.Effect<ReadonlyArray<CaseResponse>>
+  /** Counts over every case of the leaderboard; `configuration` names the current one. */
+  readonly counts: (leaderboardId: LeaderboardId, configuration: string) => Effect.Effect<CaseCounts>
+  /** A page of cases, oldest first. */
+  readonly page: (
+    leaderboardId: LeaderboardId,
+    configuration: string,
+    page: { readonly offset: number; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<CaseListItem>>
+  /**
+   * The ranking's tallies over the generated cases of `configuration`, computed where the data is
+   * (HumanRanking.tally's rules, as one aggregate).
+   */
+  readonly tallies: (
+    leaderboardId: LeaderboardId,
+    configuration: string,
+    candidateIds: ReadonlyArray<string>
+  ) => Effect.Effect<Tallies>
   /** The newest `limit` review-history entries, newest first. */
   readonly history: (id: CaseId, limit: number) => Effect.Effect<ReadonlyArray<ReviewHistoryEntry>>
 }>()("@podium/domain/ports/HumanCaseRepository") {}
