@@ -11,6 +11,7 @@ import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { AuthenticationLive } from "@podium/adapters-http/handlers/Authentication"
 import { DatasetsHttp } from "@podium/adapters-http/handlers/DatasetsHttp"
 import { HealthHttp } from "@podium/adapters-http/handlers/HealthHttp"
+import { HumanHttp } from "@podium/adapters-http/handlers/HumanHttp"
 import { InferenceHttp } from "@podium/adapters-http/handlers/InferenceHttp"
 import { IntegrationsHttp } from "@podium/adapters-http/handlers/IntegrationsHttp"
 import { InvitesHttp } from "@podium/adapters-http/handlers/InvitesHttp"
@@ -23,6 +24,7 @@ import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { BudgetLedgerPg } from "@podium/adapters-pg/BudgetLedgerPg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
 import { IntegrationRepositoryPg } from "@podium/adapters-pg/IntegrationRepositoryPg"
 import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
 import { LeaderboardRepositoryPg } from "@podium/adapters-pg/LeaderboardRepositoryPg"
@@ -45,6 +47,7 @@ import { Authentication } from "@podium/domain/services/Authentication"
 import { Identity } from "@podium/domain/services/Identity"
 import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
 import { ChatTargets } from "@podium/domain/services/ChatTargets"
+import { HumanEvaluation } from "@podium/domain/services/HumanEvaluation"
 import { Inference } from "@podium/domain/services/Inference"
 import { Integrations } from "@podium/domain/services/Integrations"
 import { Leaderboards } from "@podium/domain/services/Leaderboards"
@@ -124,6 +127,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       InviteRepositoryPg,
       IntegrationRepositoryPg,
       LeaderboardRepositoryPg,
+      HumanCaseRepositoryPg,
       TraceWriterPg,
       TraceReaderPg,
       ReadinessPg
@@ -154,7 +158,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       Members.layer,
       Integrations.layer,
       HubDatasetCheck.layer,
-      Layer.mergeAll(Inference.layer, TraceExport.layer).pipe(
+      Layer.mergeAll(Inference.layer, TraceExport.layer, HumanEvaluation.layer).pipe(
         Layer.provideMerge(Leaderboards.layer),
         Layer.provideMerge(ChatTargets.layer)
       )
@@ -167,7 +171,17 @@ export const docsPaths = ["/openapi.json", "/docs"]
 /** The HTTP routes: the API, its OpenAPI document and the Scalar reference. */
 export const RoutesLive = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([HealthHttp, TokensHttp, IntegrationsHttp, InvitesHttp, DatasetsHttp, LeaderboardsHttp, InferenceHttp, TracesHttp]),
+    Layer.provide([
+      HealthHttp,
+      TokensHttp,
+      IntegrationsHttp,
+      InvitesHttp,
+      DatasetsHttp,
+      LeaderboardsHttp,
+      InferenceHttp,
+      TracesHttp,
+      HumanHttp
+    ]),
     Layer.provide(AuthenticationLive)
   ),
   HttpApiScalar.layer(Api, { path: "/docs" }),

@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { DatasetsApi } from "./DatasetsApi.ts"
 import { HealthApi } from "./HealthApi.ts"
+import { HumanApi } from "./HumanApi.ts"
 import { InferenceApi } from "./InferenceApi.ts"
 import { RequestErrors } from "./Security.ts"
 import { IntegrationsApi } from "./IntegrationsApi.ts"
@@ -19,6 +20,7 @@ export class Api extends HttpApi.make("podium")
   .add(LeaderboardsApi)
   .add(InferenceApi)
   .add(TracesApi)
+  .add(HumanApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
   .annotate(HttpApi.PayloadParseOptions, { errors: "all" })

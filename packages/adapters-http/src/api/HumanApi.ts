@@ -1,0 +1,203 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Platform } from "@podium/domain/Candidate"
+import { CaseId, DocumentId, DocumentScope, limits, ResponseId, ResponseStatus, Verdict } from "@podium/domain/HumanEval"
+import { CandidateId, LeaderboardId } from "@podium/domain/Leaderboard"
+import { BadRequest, Conflict, NotFound } from "./Errors.ts"
+import { NullableTimestamp, Timestamp } from "./Schemas.ts"
+import { SessionAuth } from "./Security.ts"
+
+const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
+
+export const CaseCreateRequest = Schema.Struct({
+  id: CaseId.annotate({ description: "Client-generated UUID; a retry with the same id and payload answers 200" }),
+  input: Text(limits.caseText).check(Schema.isPattern(/\S/, { message: "Expected a non-blank string" })),
+  context: Schema.optionalKey(Text(limits.caseText)),
+  prompt_override: Schema.optionalKey(Schema.NullOr(Text(limits.caseText)).annotate({
+    description: "Omitted or null inherits the leaderboard's base prompt; \"\" is an intentional empty prompt"
+  })),
+  attachment_ids: Schema.optionalKey(Schema.Array(DocumentId))
+})
+
+export const ConfigRequest = Schema.Struct({
+  revision: Schema.Int,
+  prompt_override: Schema.NullOr(Text(limits.caseText)).annotate({ description: "null restores the base prompt" })
+})
+
+export const ReviewRequest = Schema.Struct({
+  revision: Schema.Int,
+  confirm: Schema.Boolean,
+  review: Schema.Struct({
+    verdicts: Schema.Record(ResponseId, Verdict).annotate({ description: "By response id (responses are blind)" }),
+    reference: Text(limits.reviewReference),
+    notes: Text(limits.reviewNotes)
+  })
+})
+
+const AttachmentView = Schema.Struct({
+  id: DocumentId,
+  name: Schema.String,
+  scope: DocumentScope,
+  media_type: Schema.String,
+  size_bytes: Schema.Int,
+  sha256: Schema.String
+})
+
+const ModelView = Schema.Struct({
+  leaderboard_model_id: CandidateId,
+  name: Schema.String,
+  platform: Platform,
+  model_name: Schema.NullOr(Schema.String)
+})
+
+export const ResponseView = Schema.Struct({
+  id: ResponseId,
+  label: Schema.String.annotate({ description: "A, B, …: a per-case shuffled blind label" }),
+  status: ResponseStatus,
+  output: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String).annotate({
+    description: "Why the provider failed; until confirmation only that it failed, as the reason may name the model"
+  }),
+  latency_ms: Schema.NullOr(Schema.Number),
+  created_at: Timestamp,
+  model: Schema.NullOr(ModelView).annotate({ description: "null until the case's review is first confirmed" }),
+  cost_usd: Schema.NullOr(Schema.Number).annotate({ description: "null until revealed, or when unknown" })
+}).annotate({ identifier: "HumanResponse" })
+
+const ReviewView = Schema.Struct({
+  state: Schema.Literals(["draft", "confirmed"]),
+  verdicts: Schema.Record(Schema.String, Verdict),
+  reference: Schema.String,
+  notes: Schema.String,
+  saved_at: Timestamp
+})
+
+const HistoryView = Schema.Struct({
+  revision: Schema.Int,
+  confirmed: Schema.Boolean,
+  verdicts: Schema.Record(Schema.String, Verdict),
+  reference: Schema.String,
+  notes: Schema.String,
+  saved_by: Schema.NullOr(Schema.String),
+  saved_at: Timestamp
+})
+
+export const CaseView = Schema.Struct({
+  id: CaseId,
+  leaderboard_id: LeaderboardId,
+  status: Schema.Literals(["draft", "generating", "generated"]),
+  review_state: Schema.Literals(["none", "draft", "confirmed"]),
+  revision: Schema.Int,
+  input: Schema.String,
+  context: Schema.String,
+  prompt_override: Schema.NullOr(Schema.String),
+  prompt: Schema.String.annotate({ description: "The saved prompt the candidates get" }),
+  attachments: Schema.Array(AttachmentView),
+  current: Schema.Boolean.annotate({ description: "Made under the leaderboard's current candidates and base prompt" }),
+  responses: Schema.Array(ResponseView),
+  response_total: Schema.Int.annotate({ description: "Responses the generation makes; poll until succeeded + failed reach it" }),
+  review: Schema.NullOr(ReviewView),
+  history: Schema.Array(HistoryView).annotate({ description: "Up to 100 review saves, newest first" }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  generated_at: NullableTimestamp
+}).annotate({ identifier: "HumanCase" })
+export type CaseView = typeof CaseView.Type
+
+const RankingRowView = Schema.Struct({
+  leaderboard_model_id: Schema.String,
+  name: Schema.String,
+  correct: Schema.Int,
+  total: Schema.Int,
+  score: Schema.NullOr(Schema.Number),
+  score_low: Schema.NullOr(Schema.Number).annotate({ description: "Wilson 95% interval, low end" }),
+  score_high: Schema.NullOr(Schema.Number).annotate({ description: "Wilson 95% interval, high end" }),
+  rank: Schema.NullOr(Schema.Int),
+  average_cost_usd: Schema.NullOr(Schema.Number),
+  total_cost_usd: Schema.Number,
+  cost_samples: Schema.Int,
+  cost_missing: Schema.Int,
+  technical_errors: Schema.Int
+})
+
+export const SummaryView = Schema.Struct({
+  default_prompt: Schema.String,
+  cohort: Schema.Array(ModelView).annotate({ description: "The candidates of the current configuration" }),
+  candidate_count: Schema.Int,
+  ranking: Schema.Struct({
+    rows: Schema.Array(RankingRowView),
+    common_rows: Schema.Array(RankingRowView),
+    confirmed: Schema.Int,
+    comparable: Schema.Int
+  }),
+  total: Schema.Int,
+  pending: Schema.Int,
+  current_pending: Schema.Int,
+  next_pending_case: Schema.NullOr(CaseId),
+  cases: Schema.Array(Schema.Struct({
+    id: CaseId,
+    status: Schema.Literals(["draft", "generating", "generated"]),
+    review_state: Schema.Literals(["none", "draft", "confirmed"]),
+    revision: Schema.Int,
+    input: Schema.String.annotate({ description: "The first 200 characters" }),
+    current: Schema.Boolean,
+    created_at: Timestamp,
+    updated_at: Timestamp
+  })),
+  next_offset: Schema.NullOr(Schema.Int)
+}).annotate({ identifier: "HumanSummary" })
+
+const LeaderboardParams = { leaderboard_id: LeaderboardId }
+const CaseParams = { leaderboard_id: LeaderboardId, case_id: CaseId }
+const base = "/api/leaderboards/:leaderboard_id/human"
+const errors = [BadRequest, NotFound, Conflict]
+
+export class HumanApi extends HttpApiGroup.make("human")
+  .add(
+    HttpApiEndpoint.get("summary", `${base}/`, {
+      params: LeaderboardParams,
+      query: {
+        offset: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0)))
+      },
+      success: SummaryView,
+      error: errors
+    }).annotate(OpenApi.Summary, "Ranking, pending counts and a page of 50 cases"),
+    HttpApiEndpoint.post("createCase", `${base}/cases`, {
+      params: LeaderboardParams,
+      payload: CaseCreateRequest,
+      success: [CaseView.pipe(HttpApiSchema.status(201)), CaseView],
+      error: errors
+    }).annotate(OpenApi.Summary, "Create a draft case (201; an identical retry 200; the id with another payload 409)"),
+    HttpApiEndpoint.get("getCase", `${base}/cases/:case_id`, {
+      params: CaseParams,
+      success: CaseView,
+      error: errors
+    }).annotate(OpenApi.Summary, "A case with its responses, review and review history"),
+    HttpApiEndpoint.put("saveConfig", `${base}/cases/:case_id/config`, {
+      params: CaseParams,
+      payload: ConfigRequest,
+      success: CaseView,
+      error: errors
+    }).annotate(OpenApi.Summary, "Change a draft's prompt override"),
+    HttpApiEndpoint.post("generate", `${base}/cases/:case_id/generate`, {
+      params: CaseParams,
+      payload: Schema.Struct({}),
+      success: CaseView,
+      error: errors
+    }).annotate(OpenApi.Summary, "Generate one response per candidate; answers when generation is complete"),
+    HttpApiEndpoint.put("saveReview", `${base}/cases/:case_id/review`, {
+      params: CaseParams,
+      payload: ReviewRequest,
+      success: CaseView,
+      error: errors
+    }).annotate(OpenApi.Summary, "Save a draft review, or confirm it")
+  )
+  .middleware(SessionAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Human evaluation",
+    description: "Blind review of the candidates' answers by signed-in members of the leaderboard's workspace " +
+      "(API tokens are refused). The leaderboard needs eval_type `human` and 2 to 8 candidates (409 " +
+      "`wrong_eval_type`, `invalid_candidate_count`). Responses show only a label until the case's review is " +
+      "confirmed. Each generated response is also a trace with source `manual`."
+  }))
+{}

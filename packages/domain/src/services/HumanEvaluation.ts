@@ -1,0 +1,374 @@
+import { Context, DateTime, Effect, Layer, Option, Random, Result } from "effect"
+import type { Forbidden } from "../AuthErrors.ts"
+import type { Candidate } from "../Candidate.ts"
+import { InvalidInput, NotFound } from "../CommonErrors.ts"
+import {
+  basePromptOf,
+  type CaseResponse,
+  claim,
+  complete,
+  configurationOf,
+  createCase,
+  generationMessages,
+  type HumanCase,
+  type ReviewInput,
+  saveConfig,
+  saveReview,
+  type Slot,
+  slotsFor
+} from "../HumanCase.ts"
+import { type CaseId, limits, type ResponseId } from "../HumanEval.ts"
+import {
+  type CaseNotGenerated,
+  type ConfigurationChanged,
+  GenerationInProgress,
+  IdReused,
+  ImmutableCase,
+  InvalidCandidateCount,
+  type InvalidVerdicts,
+  StaleRevision,
+  WrongEvalType
+} from "../HumanEvalErrors.ts"
+import { fromTallies, type Ranking } from "../HumanRanking.ts"
+import type { LeaderboardId } from "../Leaderboard.ts"
+import type { Principal } from "../Principal.ts"
+import { ChatProvider } from "../ports/ChatProvider.ts"
+import {
+  type CaseCounts,
+  type CaseListItem,
+  HumanCaseRepository,
+  type ReviewHistoryEntry
+} from "../ports/HumanCaseRepository.ts"
+import { IdGenerator } from "../ports/IdGenerator.ts"
+import { LeaderboardRepository, type Serving } from "../ports/LeaderboardRepository.ts"
+import { TraceWriter } from "../ports/TraceWriter.ts"
+import { visibleMembership } from "./Access.ts"
+import { ChatTargets, isCallable } from "./ChatTargets.ts"
+
+export interface CaseCreate {
+  readonly id: CaseId
+  readonly input: string
+  readonly context?: string | undefined
+  readonly prompt_override?: string | null | undefined
+  readonly attachment_ids?: ReadonlyArray<string> | undefined
+}
+
+export interface CaseDetail {
+  readonly case: HumanCase
+  /** Finished responses so far (while generating), else the case's responses. */
+  readonly responses: ReadonlyArray<CaseResponse>
+  /** How many responses the generation makes: one per slot (0 for a draft). */
+  readonly response_total: number
+  readonly history: ReadonlyArray<ReviewHistoryEntry>
+  /** Whether the case was made under the leaderboard's current configuration. */
+  readonly current: boolean
+}
+
+export interface Summary extends CaseCounts {
+  readonly default_prompt: string
+  readonly cohort: ReadonlyArray<Pick<Candidate, "id" | "name" | "platform" | "model_name">>
+  readonly candidate_count: number
+  readonly ranking: Ranking
+  readonly cases: ReadonlyArray<CaseListItem>
+  readonly next_offset: number | null
+}
+
+type Access = NotFound | WrongEvalType | InvalidCandidateCount
+
+/** The failure a generation trace records when a Service candidate has no deployment to call. */
+const noDeployment = "the candidate is served by a model of this service, which has no active deployment"
+
+/**
+ * Human evaluation of a leaderboard's candidates (spec part 4): signed-in members only, on
+ * leaderboards whose eval_type is `human` and that have 2 to 8 candidates (the production
+ * candidates, every one of which answers each case).
+ */
+export class HumanEvaluation extends Context.Service<HumanEvaluation, {
+  readonly createCase: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    input: CaseCreate
+  ) => Effect.Effect<{ readonly detail: CaseDetail; readonly created: boolean }, Access | InvalidInput | IdReused>
+  readonly getCase: (principal: Principal, leaderboardId: LeaderboardId, id: CaseId) => Effect.Effect<CaseDetail, Access>
+  readonly saveConfig: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    id: CaseId,
+    input: { readonly revision: number; readonly prompt_override: string | null }
+  ) => Effect.Effect<CaseDetail, Access | StaleRevision | ImmutableCase | GenerationInProgress | InvalidInput>
+  readonly generate: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    id: CaseId
+  ) => Effect.Effect<CaseDetail, Access | ConfigurationChanged | GenerationInProgress | ImmutableCase>
+  readonly saveReview: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    id: CaseId,
+    input: { readonly revision: number; readonly confirm: boolean; readonly review: ReviewInput }
+  ) => Effect.Effect<
+    CaseDetail,
+    Access | StaleRevision | CaseNotGenerated | GenerationInProgress | ImmutableCase | InvalidVerdicts | InvalidInput
+  >
+  readonly summary: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    offset: number
+  ) => Effect.Effect<Summary, Access>
+}>()("@podium/domain/services/HumanEvaluation") {
+  static readonly layer = Layer.effect(
+    HumanEvaluation,
+    Effect.gen(function*() {
+      const leaderboards = yield* LeaderboardRepository
+      const cases = yield* HumanCaseRepository
+      const ids = yield* IdGenerator
+      const provider = yield* ChatProvider
+      const targets = yield* ChatTargets
+      const traces = yield* TraceWriter
+
+      /** The leaderboard, if the caller is a member of its workspace and it is fit for human evaluation. */
+      const open = Effect.fnUntraced(function*(principal: Principal, leaderboardId: LeaderboardId) {
+        const found = yield* leaderboards.findServing(leaderboardId)
+        if (Option.isNone(found) || visibleMembership(principal, found.value.leaderboard.workspace_id) === undefined) {
+          return yield* new NotFound({ resource: "leaderboard", id: leaderboardId })
+        }
+        const serving = found.value
+        const evalType = serving.leaderboard.challenge.eval_type
+        if (evalType !== "human") return yield* new WrongEvalType({ leaderboard_id: leaderboardId, eval_type: evalType })
+        const count = serving.candidates.length
+        if (count < limits.minCandidates || count > limits.maxCandidates) {
+          return yield* new InvalidCandidateCount({ leaderboard_id: leaderboardId, count })
+        }
+        const basePrompt = basePromptOf(serving.leaderboard.challenge)
+        return { serving, basePrompt, configuration: configurationOf(basePrompt, serving.candidates) }
+      })
+
+      const stored = Effect.fnUntraced(function*(leaderboardId: LeaderboardId, id: CaseId) {
+        const found = yield* cases.find(leaderboardId, id)
+        if (Option.isNone(found)) return yield* new NotFound({ resource: "case", id })
+        return found.value
+      })
+
+      const detail = Effect.fnUntraced(function*(c: HumanCase, configuration: string) {
+        const stage = c.stage
+        return {
+          case: c,
+          responses: stage._tag === "Generated" ? stage.responses : stage._tag === "Generating" ? yield* cases.responses(c.id) : [],
+          response_total: stage._tag === "Generated" ? stage.responses.length : stage._tag === "Generating" ? stage.slots.length : 0,
+          history: yield* cases.history(c.id, limits.reviewHistory),
+          current: c.configuration === configuration
+        } satisfies CaseDetail
+      })
+
+      /** A conditional write lost to someone else's: what the case is now decides the answer. */
+      const lost = (
+        leaderboardId: LeaderboardId,
+        c: HumanCase,
+        revision: number
+      ): Effect.Effect<never, NotFound | GenerationInProgress | ImmutableCase | StaleRevision> =>
+        Effect.gen(function*() {
+          const now = yield* stored(leaderboardId, c.id)
+          if (now.stage._tag === "Generating") return yield* new GenerationInProgress({ case_id: c.id })
+          if (now.stage._tag === "Generated" && c.stage._tag !== "Generated") return yield* new ImmutableCase({ case_id: c.id })
+          return yield* new StaleRevision({ case_id: c.id, revision, current_revision: now.revision })
+        })
+
+      const createCaseFn = Effect.fn("HumanEvaluation.createCase")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        input: CaseCreate
+      ) {
+        const { basePrompt, configuration, serving } = yield* open(principal, leaderboardId)
+        if ((input.attachment_ids ?? []).length > 0) {
+          // Documents arrive with the documents endpoints; until then no id can name one.
+          return yield* new InvalidInput({ message: "attachment_ids names no document of this leaderboard", path: ["attachment_ids"] })
+        }
+        const draft = yield* Effect.fromResult(createCase({
+          ...input,
+          leaderboardId,
+          workspaceId: serving.leaderboard.workspace_id,
+          basePrompt,
+          attachments: [],
+          configuration,
+          now: yield* DateTime.now
+        }))
+        const inserted = yield* cases.insert(draft)
+        if (inserted._tag === "Inserted") return { detail: yield* detail(draft, configuration), created: true }
+        const existing = inserted.existing
+        if (Option.isSome(existing) && existing.value.creation_key === draft.creation_key) {
+          return { detail: yield* detail(existing.value, configuration), created: false }
+        }
+        return yield* new IdReused({
+          id: input.id,
+          message: Option.isSome(existing)
+            ? "A case with this id exists with a different payload: use a fresh UUID for a new case"
+            : "This id is already used: use a fresh UUID for a new case"
+        })
+      })
+
+      const getCase = Effect.fn("HumanEvaluation.getCase")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        id: CaseId
+      ) {
+        const { configuration } = yield* open(principal, leaderboardId)
+        return yield* detail(yield* stored(leaderboardId, id), configuration)
+      })
+
+      const saveConfigFn = Effect.fn("HumanEvaluation.saveConfig")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        id: CaseId,
+        input: { readonly revision: number; readonly prompt_override: string | null }
+      ) {
+        const { basePrompt, configuration } = yield* open(principal, leaderboardId)
+        const c = yield* stored(leaderboardId, id)
+        const next = yield* Effect.fromResult(saveConfig(c, { ...input, basePrompt }, yield* DateTime.now))
+        if (!(yield* cases.update(next))) return yield* lost(leaderboardId, c, input.revision)
+        return yield* detail(next, configuration)
+      })
+
+      /** One slot's answer: the candidate called like an inference call, its trace recorded as `manual`. */
+      const answer = Effect.fnUntraced(function*(c: HumanCase, serving: Serving, slot: Slot) {
+        const candidate = serving.candidates.find((x) => x.id === slot.candidate_id)
+        const messages = generationMessages(c, [])
+        const started = yield* DateTime.now
+        const result = candidate === undefined || !isCallable(candidate)
+          ? Result.fail({ reason: candidate === undefined ? "the candidate was removed" : noDeployment, latency_ms: 0 })
+          : yield* Effect.result(provider.complete(
+            yield* targets.of(candidate, serving.leaderboard.workspace_id, serving.credentials),
+            { messages }
+          ))
+        const traceId = yield* ids.next
+        const response: CaseResponse = Result.isSuccess(result)
+          ? {
+            ...slot,
+            status: "succeeded",
+            output: result.success.output,
+            error: null,
+            latency_ms: result.success.latencyMs,
+            usage: result.success.usage,
+            cost_usd: result.success.costUsd,
+            trace_id: traceId,
+            created_at: started
+          }
+          : {
+            ...slot,
+            status: "failed",
+            output: null,
+            error: result.failure.reason,
+            latency_ms: result.failure.latency_ms,
+            usage: null,
+            cost_usd: null,
+            trace_id: traceId,
+            created_at: started
+          }
+        yield* traces.record({
+          id: traceId,
+          workspace_id: serving.leaderboard.workspace_id,
+          leaderboard_id: serving.leaderboard.id,
+          leaderboard_model_id: slot.candidate_id,
+          source: "manual",
+          run_id: null,
+          input: c.input,
+          messages,
+          output: response.output,
+          status: response.status === "succeeded" ? "success" : "error",
+          error: response.error,
+          latency_ms: response.latency_ms ?? 0,
+          usage: response.usage === null ? null : { ...response.usage },
+          cost_usd: response.cost_usd,
+          token_id: null,
+          created_at: started
+        })
+        yield* cases.saveResponse(c.id, response)
+      })
+
+      const generate = Effect.fn("HumanEvaluation.generate")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        id: CaseId
+      ) {
+        const { configuration, serving } = yield* open(principal, leaderboardId)
+        const c = yield* stored(leaderboardId, id)
+        const responseIds = yield* Effect.forEach(serving.candidates, () => ids.next as Effect.Effect<ResponseId>)
+        const order = yield* Random.shuffle(serving.candidates.map((_, i) => i))
+        const claimId = yield* ids.next
+        const claimed = yield* Effect.fromResult(claim(c, {
+          configuration,
+          claimId,
+          slots: slotsFor(serving.candidates, responseIds, order)
+        }, yield* DateTime.now))
+        if (!(yield* cases.update(claimed))) {
+          // someone else moved the draft first: most likely another generate
+          return yield* lost(leaderboardId, c, c.revision).pipe(
+            Effect.catchTag("StaleRevision", () => Effect.fail(new GenerationInProgress({ case_id: id })))
+          )
+        }
+        // Once claimed, the calls are paid for: finish them even if the client hangs up.
+        return yield* Effect.uninterruptible(Effect.gen(function*() {
+          const slots = claimed.stage._tag === "Generating" ? claimed.stage.slots : []
+          yield* Effect.forEach(slots, (slot) => answer(claimed, serving, slot), { concurrency: "unbounded", discard: true })
+          const generated = yield* Effect.fromResult(complete(claimed, { claimId, responses: yield* cases.responses(id) }, yield* DateTime.now)).pipe(Effect.orDie)
+          if (!(yield* cases.update(generated))) return yield* Effect.die(new Error(`case ${id} changed while it was generated`))
+          return yield* detail(generated, configuration)
+        }))
+      })
+
+      const saveReviewFn = Effect.fn("HumanEvaluation.saveReview")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        id: CaseId,
+        input: { readonly revision: number; readonly confirm: boolean; readonly review: ReviewInput }
+      ) {
+        const { configuration } = yield* open(principal, leaderboardId)
+        const c = yield* stored(leaderboardId, id)
+        const now = yield* DateTime.now
+        const next = yield* Effect.fromResult(saveReview(c, input, now))
+        const entry: ReviewHistoryEntry = {
+          revision: next.revision,
+          confirmed: input.confirm,
+          review: input.review,
+          saved_by: principal._tag === "SessionPrincipal" ? principal.user.id : null,
+          saved_at: now
+        }
+        if (!(yield* cases.update(next, entry))) return yield* lost(leaderboardId, c, input.revision)
+        return yield* detail(next, configuration)
+      })
+
+      const summary = Effect.fn("HumanEvaluation.summary")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        offset: number
+      ) {
+        const { basePrompt, configuration, serving } = yield* open(principal, leaderboardId)
+        const candidates = serving.candidates
+        const [counts, page, tallies] = yield* Effect.all([
+          cases.counts(leaderboardId, configuration),
+          cases.page(leaderboardId, configuration, { offset, limit: limits.summaryPage }),
+          cases.tallies(leaderboardId, configuration, candidates.map((c) => c.id))
+        ], { concurrency: "unbounded" })
+        return {
+          ...counts,
+          default_prompt: basePrompt,
+          cohort: candidates.map(({ id, model_name, name, platform }) => ({ id, name, platform, model_name })),
+          candidate_count: candidates.length,
+          ranking: fromTallies(candidates, tallies),
+          cases: page,
+          next_offset: offset + page.length < counts.total ? offset + page.length : null
+        } satisfies Summary
+      })
+
+      return HumanEvaluation.of({
+        createCase: createCaseFn,
+        getCase,
+        saveConfig: saveConfigFn,
+        generate,
+        saveReview: saveReviewFn,
+        summary
+      })
+    })
+  )
+}
+
+export type HumanEvaluationAccessError = Access | Forbidden
