@@ -261,4 +261,29 @@ describe("human evaluation", () => {
     expect(second.body).toMatchObject({ next_offset: null, pending: 55 })
     expect((await podium.request("GET", `${H(id)}/?offset=-1`, { token: owner })).status).toBe(400)
   })
+  it("the export lists confirmed cases with a reference or an accepted answer, never document bytes", async () => {
+    const { candidates, id } = await humanLeaderboard(["x-1", "x-2"])
+    const confirm = async (input: string, verdict: "correct" | "incorrect", reference: string, confirmIt = true) => {
+      const caseId = (await newCase(id, { input, context: "ctx" })).body.id as string
+      const generated = await generate(id, caseId)
+      const verdicts = Object.fromEntries(generated.body.responses.map((r: { id: string }) => [r.id, verdict]))
+      await review(id, caseId, { revision: generated.body.revision, confirm: confirmIt, review: { verdicts, reference, notes: "n" } })
+      return { caseId, responses: generated.body.responses as Array<{ id: string; output: string }> }
+    }
+    const accepted = await confirm("accepted", "correct", "")
+    const referenced = await confirm("referenced", "incorrect", "the right answer")
+    await confirm("neither", "incorrect", "")
+    await confirm("unconfirmed", "correct", "ref", false)
+
+    const exported = await podium.request("GET", `${H(id)}/export`, { token: owner })
+    expect(exported.status).toBe(200)
+    expect(Array.isArray(exported.body)).toBe(true)
+    expect(exported.body.map((r: { input: string }) => r.input)).toEqual(["accepted", "referenced"])
+    const [first, second] = exported.body
+    expect(first).toMatchObject({ case_id: accepted.caseId, context: "ctx", prompt: "Answer briefly.", reference: "", notes: "n", current: true, attachments: [] })
+    expect(first.accepted_answers.map((a: { response_id: string }) => a.response_id).sort()).toEqual(accepted.responses.map((r) => r.id).sort())
+    expect(new Set(first.accepted_answers.map((a: { name: string }) => a.name))).toEqual(new Set(candidates.map((c) => c.name)))
+    expect(first.accepted_answers[0].output).toBe("echo: Context:\nctx\n\naccepted")
+    expect(second).toMatchObject({ case_id: referenced.caseId, reference: "the right answer", accepted_answers: [] })
+  })
 })

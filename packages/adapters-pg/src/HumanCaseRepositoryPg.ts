@@ -327,6 +327,19 @@ export const HumanCaseRepositoryPg = Layer.effect(
         return { rows: pick(false), common: pick(true), confirmed: totals!.confirmed, comparable: totals!.comparable } satisfies Tallies
       }).pipe(Effect.orDie)
 
-    return HumanCaseRepository.of({ insert, find, update, saveResponse, responses, counts, page, tallies, history })
+    const confirmed = (leaderboardId: LeaderboardId) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<CaseRow>`SELECT ${sql.literal(caseColumns)} FROM human_cases
+                                         WHERE leaderboard_id = ${leaderboardId} AND review_state = 'confirmed'
+                                         ORDER BY created_at, id`
+        const answers = yield* sql<ResponseRow & { case_id: string }>`
+          SELECT r.case_id::text AS case_id, ${sql.literal(responseColumns.split(", ").map((c) => `r.${c}`).join(", "))}
+          FROM human_responses r JOIN human_cases c ON c.id = r.case_id
+          WHERE c.leaderboard_id = ${leaderboardId} AND c.review_state = 'confirmed'`
+        const byCase = Map.groupBy(answers, (r) => r.case_id)
+        return rows.map((row) => toCase(row, byCase.get(row.id) ?? []))
+      }).pipe(Effect.orDie)
+
+    return HumanCaseRepository.of({ insert, find, update, saveResponse, responses, counts, page, tallies, confirmed, history })
   })
 )

@@ -383,3 +383,53 @@ export const generationMessages = (
     { role: "user" as const, content: parts.join("\n\n") }
   ]
 }
+
+/** A confirmed case as `GET …/human/export` lists it: the reference, the accepted answers, the documents' metadata. */
+export interface ExportRow {
+  readonly case_id: CaseId
+  readonly input: string
+  readonly context: string
+  readonly prompt: string
+  readonly reference: string
+  readonly notes: string
+  readonly accepted_answers: ReadonlyArray<{
+    readonly response_id: ResponseId
+    readonly leaderboard_model_id: string
+    readonly name: string
+    readonly model_name: string | null
+    readonly output: string | null
+  }>
+  /** Metadata and hashes only: never the documents' bytes or text. */
+  readonly attachments: ReadonlyArray<Omit<Attachment, "text_chars">>
+  readonly configuration: string
+  readonly confirmed_at: DateTime.Utc
+}
+
+/**
+ * The export row of a case: only confirmed cases, and only those with a reference or at least one
+ * accepted (`correct`) answer.
+ */
+export const exportRow = (c: HumanCase): ExportRow | undefined => {
+  if (c.stage._tag !== "Generated" || c.stage.review._tag !== "Confirmed") return undefined
+  const review = c.stage.review
+  const accepted = c.stage.responses.filter((r) => review.verdicts[r.response_id] === "correct")
+  if (review.reference === "" && accepted.length === 0) return undefined
+  return {
+    case_id: c.id,
+    input: c.input,
+    context: c.context,
+    prompt: c.prompt,
+    reference: review.reference,
+    notes: review.notes,
+    accepted_answers: accepted.map((r) => ({
+      response_id: r.response_id,
+      leaderboard_model_id: r.candidate_id,
+      name: r.candidate_name,
+      model_name: r.model_name,
+      output: r.output
+    })),
+    attachments: c.attachments.map(({ text_chars: _, ...a }) => a),
+    configuration: c.configuration,
+    confirmed_at: review.confirmed_at
+  }
+}

@@ -147,6 +147,25 @@ export const SummaryView = Schema.Struct({
   next_offset: Schema.NullOr(Schema.Int)
 }).annotate({ identifier: "HumanSummary" })
 
+export const ExportRowView = Schema.Struct({
+  case_id: CaseId,
+  input: Schema.String,
+  context: Schema.String,
+  prompt: Schema.String.annotate({ description: "The saved prompt the candidates got" }),
+  reference: Schema.String,
+  notes: Schema.String,
+  accepted_answers: Schema.Array(Schema.Struct({
+    response_id: ResponseId,
+    leaderboard_model_id: Schema.String,
+    name: Schema.String,
+    model_name: Schema.NullOr(Schema.String),
+    output: Schema.NullOr(Schema.String)
+  })).annotate({ description: "Responses with the verdict `correct`" }),
+  attachments: Schema.Array(AttachmentView).annotate({ description: "Metadata and sha256 only, never the bytes" }),
+  current: Schema.Boolean.annotate({ description: "Made under the leaderboard's current configuration" }),
+  confirmed_at: Timestamp
+}).annotate({ identifier: "HumanExportRow" })
+
 const LeaderboardParams = { leaderboard_id: LeaderboardId }
 const CaseParams = { leaderboard_id: LeaderboardId, case_id: CaseId }
 const base = "/api/leaderboards/:leaderboard_id/human"
@@ -162,6 +181,15 @@ export class HumanApi extends HttpApiGroup.make("human")
       success: SummaryView,
       error: errors
     }).annotate(OpenApi.Summary, "Ranking, pending counts and a page of 50 cases"),
+    HttpApiEndpoint.get("export", `${base}/export`, {
+      params: LeaderboardParams,
+      success: Schema.Array(ExportRowView),
+      error: errors
+    }).annotate(OpenApi.Summary, "Reference rows of every confirmed case, as one JSON array").annotate(
+      OpenApi.Description,
+      "Confirmed cases of every configuration, oldest first; a case with neither a reference nor an accepted answer " +
+        "yields no row. Document bytes and text are never included."
+    ),
     HttpApiEndpoint.post("createCase", `${base}/cases`, {
       params: LeaderboardParams,
       payload: CaseCreateRequest,

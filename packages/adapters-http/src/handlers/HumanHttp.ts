@@ -77,6 +77,11 @@ export const HumanHttp = HttpApiBuilder.group(
             cohort: s.cohort.map(({ id, model_name, name, platform }) => ({ leaderboard_model_id: id, name, platform, model_name }))
           } satisfies typeof SummaryView.Type
         }).pipe(mapDomainErrors))
+      .handle("export", ({ params }) =>
+        Effect.gen(function*() {
+          const rows = yield* human.exportRows(yield* CurrentPrincipal, params.leaderboard_id)
+          return rows.map(({ configuration: _, ...row }) => row)
+        }).pipe(mapDomainErrors))
       .handle("createCase", ({ params, payload }) =>
         Effect.gen(function*() {
           const { created, detail } = yield* human.createCase(yield* CurrentPrincipal, params.leaderboard_id, payload)

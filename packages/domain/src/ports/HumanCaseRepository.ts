@@ -76,6 +76,8 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
     configuration: string,
     candidateIds: ReadonlyArray<string>
   ) => Effect.Effect<Tallies>
+  /** Every confirmed case of the leaderboard, with its responses, oldest first (any configuration). */
+  readonly confirmed: (leaderboardId: LeaderboardId) => Effect.Effect<ReadonlyArray<HumanCase>>
   /** The newest `limit` review-history entries, newest first. */
   readonly history: (id: CaseId, limit: number) => Effect.Effect<ReadonlyArray<ReviewHistoryEntry>>
 }>()("@podium/domain/ports/HumanCaseRepository") {}

@@ -9,6 +9,8 @@ import {
   complete,
   configurationOf,
   createCase,
+  type ExportRow,
+  exportRow,
   generationMessages,
   type HumanCase,
   type ReviewInput,
@@ -115,6 +117,11 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
     leaderboardId: LeaderboardId,
     offset: number
   ) => Effect.Effect<Summary, Access>
+  /** Reference rows of the confirmed cases, across configurations (spec: `GET H/export`). */
+  readonly exportRows: (
+    principal: Principal,
+    leaderboardId: LeaderboardId
+  ) => Effect.Effect<ReadonlyArray<ExportRow & { readonly current: boolean }>, Access>
 }>()("@podium/domain/services/HumanEvaluation") {
   static readonly layer = Layer.effect(
     HumanEvaluation,
@@ -359,7 +366,16 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
         } satisfies Summary
       })
 
+      const exportRows = Effect.fn("HumanEvaluation.exportRows")(function*(principal: Principal, leaderboardId: LeaderboardId) {
+        const { configuration } = yield* open(principal, leaderboardId)
+        return (yield* cases.confirmed(leaderboardId)).flatMap((c) => {
+          const row = exportRow(c)
+          return row === undefined ? [] : [{ ...row, current: row.configuration === configuration }]
+        })
+      })
+
       return HumanEvaluation.of({
+        exportRows,
         createCase: createCaseFn,
         getCase,
         saveConfig: saveConfigFn,
