@@ -47,6 +47,7 @@ import { Authentication } from "@podium/domain/services/Authentication"
 import { Identity } from "@podium/domain/services/Identity"
 import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
 import { ChatTargets } from "@podium/domain/services/ChatTargets"
+import { CaseGenerator } from "@podium/domain/services/CaseGenerator"
 import { HumanEvaluation } from "@podium/domain/services/HumanEvaluation"
 import { Inference } from "@podium/domain/services/Inference"
 import { Integrations } from "@podium/domain/services/Integrations"
@@ -55,6 +56,7 @@ import { Members } from "@podium/domain/services/Members"
 import { TraceExport } from "@podium/domain/services/TraceExport"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
+import { CaseGenerationLive, CaseGenerationWorkflowLive } from "./CaseGeneration.ts"
 import { InviteMailLive, InviteMailQueueLive } from "./InviteMail.ts"
 import { JobsLive } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
@@ -158,7 +160,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       Members.layer,
       Integrations.layer,
       HubDatasetCheck.layer,
-      Layer.mergeAll(Inference.layer, TraceExport.layer, HumanEvaluation.layer).pipe(
+      Layer.mergeAll(Inference.layer, TraceExport.layer, HumanEvaluation.layer, CaseGenerator.layer).pipe(
         Layer.provideMerge(Leaderboards.layer),
         Layer.provideMerge(ChatTargets.layer)
       )
@@ -205,10 +207,10 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
     Layer.provideMerge(DatabaseLive(config))
   )
   const services = ServicesLive(config).pipe(
-    Layer.provideMerge(InviteMailQueueLive),
+    Layer.provideMerge(Layer.mergeAll(InviteMailQueueLive, CaseGenerationLive)),
     Layer.provideMerge(platform)
   )
-  const jobs = Layer.mergeAll(JobsLive, InviteMailLive)
+  const jobs = Layer.mergeAll(JobsLive, InviteMailLive, CaseGenerationWorkflowLive)
   const http = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import { Context, DateTime, Effect, Layer, Option, Random, Result } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Random } from "effect"
 import type { Forbidden } from "../AuthErrors.ts"
 import type { Candidate } from "../Candidate.ts"
 import { InvalidInput, NotFound } from "../CommonErrors.ts"
@@ -6,17 +6,14 @@ import {
   basePromptOf,
   type CaseResponse,
   claim,
-  complete,
   configurationOf,
   createCase,
   type ExportRow,
   exportRow,
-  generationMessages,
   type HumanCase,
   type ReviewInput,
   saveConfig,
   saveReview,
-  type Slot,
   slotsFor
 } from "../HumanCase.ts"
 import { type CaseId, limits, type ResponseId } from "../HumanEval.ts"
@@ -34,7 +31,7 @@ import {
 import { fromTallies, type Ranking } from "../HumanRanking.ts"
 import type { LeaderboardId } from "../Leaderboard.ts"
 import type { Principal } from "../Principal.ts"
-import { ChatProvider } from "../ports/ChatProvider.ts"
+import { CaseGeneration } from "../ports/CaseGeneration.ts"
 import {
   type CaseCounts,
   type CaseListItem,
@@ -42,10 +39,8 @@ import {
   type ReviewHistoryEntry
 } from "../ports/HumanCaseRepository.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
-import { LeaderboardRepository, type Serving } from "../ports/LeaderboardRepository.ts"
-import { TraceWriter } from "../ports/TraceWriter.ts"
+import { LeaderboardRepository } from "../ports/LeaderboardRepository.ts"
 import { visibleMembership } from "./Access.ts"
-import { ChatTargets, isCallable } from "./ChatTargets.ts"
 
 export interface CaseCreate {
   readonly id: CaseId
@@ -76,9 +71,6 @@ export interface Summary extends CaseCounts {
 }
 
 type Access = NotFound | WrongEvalType | InvalidCandidateCount
-
-/** The failure a generation trace records when a Service candidate has no deployment to call. */
-const noDeployment = "the candidate is served by a model of this service, which has no active deployment"
 
 /**
  * Human evaluation of a leaderboard's candidates (spec part 4): signed-in members only, on
@@ -129,9 +121,7 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
       const leaderboards = yield* LeaderboardRepository
       const cases = yield* HumanCaseRepository
       const ids = yield* IdGenerator
-      const provider = yield* ChatProvider
-      const targets = yield* ChatTargets
-      const traces = yield* TraceWriter
+      const generation = yield* CaseGeneration
 
       /** The leaderboard, if the caller is a member of its workspace and it is fit for human evaluation. */
       const open = Effect.fnUntraced(function*(principal: Principal, leaderboardId: LeaderboardId) {
@@ -235,62 +225,6 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
         return yield* detail(next, configuration)
       })
 
-      /** One slot's answer: the candidate called like an inference call, its trace recorded as `manual`. */
-      const answer = Effect.fnUntraced(function*(c: HumanCase, serving: Serving, slot: Slot) {
-        const candidate = serving.candidates.find((x) => x.id === slot.candidate_id)
-        const messages = generationMessages(c, [])
-        const started = yield* DateTime.now
-        const result = candidate === undefined || !isCallable(candidate)
-          ? Result.fail({ reason: candidate === undefined ? "the candidate was removed" : noDeployment, latency_ms: 0 })
-          : yield* Effect.result(provider.complete(
-            yield* targets.of(candidate, serving.leaderboard.workspace_id, serving.credentials),
-            { messages }
-          ))
-        const traceId = yield* ids.next
-        const response: CaseResponse = Result.isSuccess(result)
-          ? {
-            ...slot,
-            status: "succeeded",
-            output: result.success.output,
-            error: null,
-            latency_ms: result.success.latencyMs,
-            usage: result.success.usage,
-            cost_usd: result.success.costUsd,
-            trace_id: traceId,
-            created_at: started
-          }
-          : {
-            ...slot,
-            status: "failed",
-            output: null,
-            error: result.failure.reason,
-            latency_ms: result.failure.latency_ms,
-            usage: null,
-            cost_usd: null,
-            trace_id: traceId,
-            created_at: started
-          }
-        yield* traces.record({
-          id: traceId,
-          workspace_id: serving.leaderboard.workspace_id,
-          leaderboard_id: serving.leaderboard.id,
-          leaderboard_model_id: slot.candidate_id,
-          source: "manual",
-          run_id: null,
-          input: c.input,
-          messages,
-          output: response.output,
-          status: response.status === "succeeded" ? "success" : "error",
-          error: response.error,
-          latency_ms: response.latency_ms ?? 0,
-          usage: response.usage === null ? null : { ...response.usage },
-          cost_usd: response.cost_usd,
-          token_id: null,
-          created_at: started
-        })
-        yield* cases.saveResponse(c.id, response)
-      })
-
       const generate = Effect.fn("HumanEvaluation.generate")(function*(
         principal: Principal,
         leaderboardId: LeaderboardId,
@@ -312,14 +246,9 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
             Effect.catchTag("StaleRevision", () => Effect.fail(new GenerationInProgress({ case_id: id })))
           )
         }
-        // Once claimed, the calls are paid for: finish them even if the client hangs up.
-        return yield* Effect.uninterruptible(Effect.gen(function*() {
-          const slots = claimed.stage._tag === "Generating" ? claimed.stage.slots : []
-          yield* Effect.forEach(slots, (slot) => answer(claimed, serving, slot), { concurrency: "unbounded", discard: true })
-          const generated = yield* Effect.fromResult(complete(claimed, { claimId, responses: yield* cases.responses(id) }, yield* DateTime.now)).pipe(Effect.orDie)
-          if (!(yield* cases.update(generated))) return yield* Effect.die(new Error(`case ${id} changed while it was generated`))
-          return yield* detail(generated, configuration)
-        }))
+        // Durable from here: a crash or a client hanging up does not lose the paid calls.
+        yield* generation.run({ leaderboard_id: leaderboardId, case_id: id, claim_id: claimId })
+        return yield* detail(yield* stored(leaderboardId, id), configuration)
       })
 
       const saveReviewFn = Effect.fn("HumanEvaluation.saveReview")(function*(

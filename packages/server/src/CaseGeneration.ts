@@ -1,0 +1,46 @@
+import { Effect, Layer, Schema } from "effect"
+import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
+import { CaseGeneration } from "@podium/domain/ports/CaseGeneration"
+import { CaseGenerator } from "@podium/domain/services/CaseGenerator"
+
+/**
+ * A claimed human-evaluation generation as a durable workflow, keyed by its claim: the slots are
+ * read once, each candidate's answer is an activity (all at once), then the case is completed. A
+ * restart replays the finished activities from storage and runs the rest; `CaseGenerator.answer`
+ * skips a slot whose response is stored, so a succeeded response is never generated again.
+ */
+export const CaseGenerationWorkflow = Workflow.make("CaseGeneration", {
+  payload: { leaderboard_id: Schema.String, case_id: Schema.String, claim_id: Schema.String },
+  idempotencyKey: ({ claim_id }) => claim_id
+})
+
+export const CaseGenerationWorkflowLive = CaseGenerationWorkflow.toLayer(Effect.fnUntraced(function*(job) {
+  const generator = yield* CaseGenerator
+  const slots = yield* Activity.make({
+    name: "slots",
+    success: Schema.Array(Schema.String),
+    execute: generator.slots(job)
+  })
+  yield* Effect.forEach(
+    slots,
+    (responseId) => Activity.make({ name: `answer-${responseId}`, execute: generator.answer(job, responseId) }),
+    { concurrency: "unbounded", discard: true }
+  )
+  yield* Activity.make({ name: "finish", execute: generator.finish(job) })
+}))
+
+/** Runs the workflow and waits for it; the execution is stored before any candidate is called. */
+export const CaseGenerationLive = Layer.effect(
+  CaseGeneration,
+  Effect.gen(function*() {
+    const engine = yield* WorkflowEngine.WorkflowEngine
+    return CaseGeneration.of({
+      run: (job) =>
+        CaseGenerationWorkflow.execute(job).pipe(
+          Effect.asVoid,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          Effect.withSpan("CaseGeneration.run")
+        )
+    })
+  })
+)
