@@ -43,7 +43,10 @@ const pdfOf = (content: string, locked = false) => {
   return new Uint8Array(Buffer.concat(parts))
 }
 
-const read = (name: string, bytes: Uint8Array) => DocumentReader.use((reader) => reader.read(name, bytes))
+const readWithDigest = (name: string, bytes: Uint8Array) => DocumentReader.use((reader) => reader.read(name, bytes))
+/** What was read, but the digest (checked on its own below). */
+const read = (name: string, bytes: Uint8Array) =>
+  Effect.map(readWithDigest(name, bytes), ({ sha256: _, ...document }) => document)
 
 const reasonFor = (name: string, bytes: Uint8Array) =>
   Effect.gen(function*() {
@@ -175,6 +178,12 @@ layer(DocumentReaderNode.layer())("DocumentReaderNode", (it) => {
         }
       }))
   })
+
+  it.effect("gives the SHA-256 of the bytes", () =>
+    Effect.gen(function*() {
+      const document = yield* readWithDigest("abc.txt", new TextEncoder().encode("abc"))
+      assert.strictEqual(document.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }))
 
   describe("PDF", () => {
     it.effect("reads the text of every page in order, whatever the file is called", () =>

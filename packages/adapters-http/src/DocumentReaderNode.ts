@@ -14,6 +14,7 @@ import { UnsupportedDocument } from "@podium/domain/DocumentErrors"
 import { limits } from "@podium/domain/HumanEval"
 import { DocumentReader, type ReadDocument } from "@podium/domain/ports/DocumentReader"
 import { Duration, Effect, Layer, Semaphore } from "effect"
+import { createHash } from "node:crypto"
 import { Worker } from "node:worker_threads"
 import type { PdfJob, PdfReply } from "./DocumentReaderWorker.ts"
 
@@ -80,8 +81,9 @@ export const makeDocumentReader = Effect.fnUntraced(function*(options: DocumentR
 
   const read = Effect.fn("DocumentReaderNode.read")(
     function*(name: string, bytes: Uint8Array): Effect.fn.Return<ReadDocument, UnsupportedDocument> {
+      const sha256 = createHash("sha256").update(bytes).digest("hex")
       if (startsWith(bytes, pdfMagic)) {
-        return { media_type: "application/pdf", text: yield* readPdf(name, bytes) }
+        return { media_type: "application/pdf", text: yield* readPdf(name, bytes), sha256 }
       }
       const text = decodeText(bytes)
       if (text === undefined) return yield* new UnsupportedDocument({ name, reason: "not a PDF or UTF-8 text file" })
@@ -89,7 +91,7 @@ export const makeDocumentReader = Effect.fnUntraced(function*(options: DocumentR
       if (media_type === "application/json" && !isJson(text)) {
         return yield* new UnsupportedDocument({ name, reason: "not valid JSON" })
       }
-      return { media_type, text }
+      return { media_type, text, sha256 }
     }
   )
 

@@ -4,6 +4,8 @@ import type { UnsupportedDocument } from "../DocumentErrors.ts"
 export interface ReadDocument {
   readonly media_type: string
   readonly text: string
+  /** SHA-256 of the bytes, lowercase hex. */
+  readonly sha256: string
 }
 
 /**
