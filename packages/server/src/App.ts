@@ -11,6 +11,7 @@ import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { AuthenticationLive } from "@podium/adapters-http/handlers/Authentication"
 import { DatasetsHttp } from "@podium/adapters-http/handlers/DatasetsHttp"
 import { HealthHttp } from "@podium/adapters-http/handlers/HealthHttp"
+import { DocumentReaderNode } from "@podium/adapters-http/DocumentReaderNode"
 import { HumanHttp } from "@podium/adapters-http/handlers/HumanHttp"
 import { InferenceHttp } from "@podium/adapters-http/handlers/InferenceHttp"
 import { IntegrationsHttp } from "@podium/adapters-http/handlers/IntegrationsHttp"
@@ -25,6 +26,7 @@ import { BudgetLedgerPg } from "@podium/adapters-pg/BudgetLedgerPg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
+import { HumanDocumentRepositoryPg } from "@podium/adapters-pg/HumanDocumentRepositoryPg"
 import { IntegrationRepositoryPg } from "@podium/adapters-pg/IntegrationRepositoryPg"
 import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
 import { LeaderboardRepositoryPg } from "@podium/adapters-pg/LeaderboardRepositoryPg"
@@ -130,6 +132,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       IntegrationRepositoryPg,
       LeaderboardRepositoryPg,
       HumanCaseRepositoryPg,
+      HumanDocumentRepositoryPg,
       TraceWriterPg,
       TraceReaderPg,
       ReadinessPg
@@ -140,6 +143,7 @@ export const ServicesLive = (config: PodiumConfig) =>
       IdGeneratorUuidV7,
       SecretCipherAesGcm.layer(secrets.secretsKey),
       TokenSecretsNode,
+      DocumentReaderNode.layer(),
       sessions,
       IntegrationVerifierHttp.layer({
         routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),

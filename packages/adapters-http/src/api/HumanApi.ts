@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Platform } from "@podium/domain/Candidate"
 import { CaseId, DocumentId, DocumentScope, limits, ResponseId, ResponseStatus, Verdict } from "@podium/domain/HumanEval"
 import { CandidateId, LeaderboardId } from "@podium/domain/Leaderboard"
-import { BadRequest, Conflict, NotFound } from "./Errors.ts"
+import { BadRequest, Conflict, NotFound, PayloadTooLarge } from "./Errors.ts"
 import { NullableTimestamp, Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"
 
@@ -33,6 +33,25 @@ export const ReviewRequest = Schema.Struct({
     notes: Text(limits.reviewNotes)
   })
 })
+
+export const DocumentUploadRequest = Schema.Struct({
+  id: DocumentId.annotate({ description: "Client-generated UUID, distinct from case ids" }),
+  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)).annotate({ description: "The file name" }),
+  scope: DocumentScope,
+  data: Schema.Uint8ArrayFromBase64.annotate({ description: "The file's bytes, base64 (no data-URL prefix)" })
+})
+
+export const DocumentView = Schema.Struct({
+  id: DocumentId,
+  name: Schema.String,
+  scope: DocumentScope,
+  media_type: Schema.String,
+  size_bytes: Schema.Int,
+  sha256: Schema.String,
+  created_at: Timestamp,
+  archived_at: NullableTimestamp
+}).annotate({ identifier: "HumanDocument" })
+export type DocumentView = typeof DocumentView.Type
 
 const AttachmentView = Schema.Struct({
   id: DocumentId,
@@ -167,6 +186,7 @@ export const ExportRowView = Schema.Struct({
 }).annotate({ identifier: "HumanExportRow" })
 
 const LeaderboardParams = { leaderboard_id: LeaderboardId }
+const DocumentParams = { leaderboard_id: LeaderboardId, document_id: DocumentId }
 const CaseParams = { leaderboard_id: LeaderboardId, case_id: CaseId }
 const base = "/api/leaderboards/:leaderboard_id/human"
 const errors = [BadRequest, NotFound, Conflict]
@@ -190,11 +210,33 @@ export class HumanApi extends HttpApiGroup.make("human")
       "Confirmed cases of every configuration, oldest first; a case with neither a reference nor an accepted answer " +
         "yields no row. Document bytes and text are never included."
     ),
+    HttpApiEndpoint.get("documents", `${base}/documents`, {
+      params: LeaderboardParams,
+      success: Schema.Struct({ documents: Schema.Array(DocumentView) }),
+      error: errors
+    }).annotate(OpenApi.Summary, "The active shared documents (metadata only)"),
+    HttpApiEndpoint.post("uploadDocument", `${base}/documents`, {
+      params: LeaderboardParams,
+      payload: DocumentUploadRequest,
+      success: [DocumentView.pipe(HttpApiSchema.status(201)), DocumentView],
+      error: [...errors, PayloadTooLarge]
+    }).annotate(OpenApi.Summary, "Upload a document (201; an identical retry 200; the id reused 409)").annotate(
+      OpenApi.Description,
+      "Formats: txt, md, csv, json and pdf, told by the bytes (400 `invalid_document` otherwise). Limits (413 " +
+        `\`payload_too_large\`): ${limits.documentBytes} bytes per file, ${limits.documentText} characters of extracted ` +
+        `text per file, ${limits.caseDocumentText} characters for all the documents of a case together (its own and the ` +
+        "shared ones). Shared documents are snapshotted into every new draft."
+    ),
+    HttpApiEndpoint.delete("archiveDocument", `${base}/documents/:document_id`, {
+      params: DocumentParams,
+      success: DocumentView,
+      error: errors
+    }).annotate(OpenApi.Summary, "Archive a shared document for future cases (its id cannot be reused)"),
     HttpApiEndpoint.post("createCase", `${base}/cases`, {
       params: LeaderboardParams,
       payload: CaseCreateRequest,
       success: [CaseView.pipe(HttpApiSchema.status(201)), CaseView],
-      error: errors
+      error: [...errors, PayloadTooLarge]
     }).annotate(OpenApi.Summary, "Create a draft case (201; an identical retry 200; the id with another payload 409)"),
     HttpApiEndpoint.get("getCase", `${base}/cases/:case_id`, {
       params: CaseParams,

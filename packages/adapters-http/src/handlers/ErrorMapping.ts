@@ -4,6 +4,7 @@ import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/Com
 import type { IntegrationTokenRejected, IntegrationUnavailable } from "@podium/domain/IntegrationErrors"
 import type { AlreadyMember, InviteNotPending } from "@podium/domain/WorkspaceErrors"
 import type { BudgetExceeded } from "@podium/domain/Budget"
+import type { UnsupportedDocument } from "@podium/domain/DocumentErrors"
 import type { HubDatasetNotFound } from "@podium/domain/HubDataset"
 import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/InferenceErrors"
 import type {
@@ -114,6 +115,8 @@ export const toApiError = {
   IdReused: (e: IdReused) => Effect.fail(apiError(Conflict, "id_reused", e.message, { id: e.id })),
   DocumentLimitExceeded: (e: DocumentLimitExceeded) =>
     Effect.fail(apiError(PayloadTooLarge, "payload_too_large", e.message, { limit: e.limit })),
+  UnsupportedDocument: (e: UnsupportedDocument) =>
+    Effect.fail(apiError(BadRequest, "invalid_document", `${e.name}: ${e.reason}`, { name: e.name, reason: e.reason })),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
     Effect.fail(apiError(NotFound, "dataset_not_found", `The hub has no dataset ${e.dataset_id} that this workspace can read`))
 } as const

@@ -2,9 +2,10 @@ import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { CaseResponse } from "@podium/domain/HumanCase"
+import type { HumanDocument } from "@podium/domain/HumanDocument"
 import { type CaseDetail, HumanEvaluation } from "@podium/domain/services/HumanEvaluation"
 import { Api } from "../api/Api.ts"
-import { CaseView, type SummaryView } from "../api/HumanApi.ts"
+import { CaseView, DocumentView, type SummaryView } from "../api/HumanApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "./ErrorMapping.ts"
 
@@ -62,6 +63,18 @@ const pick = (r: { readonly verdicts: Record<string, "correct" | "incorrect" | "
 })
 
 const encodeCase = Schema.encodeSync(CaseView)
+const encodeDocument = Schema.encodeSync(DocumentView)
+
+const documentView = (d: HumanDocument): DocumentView => ({
+  id: d.id,
+  name: d.name,
+  scope: d.scope,
+  media_type: d.media_type,
+  size_bytes: d.size_bytes,
+  sha256: d.sha256,
+  created_at: d.created_at,
+  archived_at: d.archived_at
+})
 
 export const HumanHttp = HttpApiBuilder.group(
   Api,
@@ -81,6 +94,20 @@ export const HumanHttp = HttpApiBuilder.group(
         Effect.gen(function*() {
           const rows = yield* human.exportRows(yield* CurrentPrincipal, params.leaderboard_id)
           return rows.map(({ configuration: _, ...row }) => row)
+        }).pipe(mapDomainErrors))
+      .handle("documents", ({ params }) =>
+        Effect.gen(function*() {
+          const shared = yield* human.sharedDocuments(yield* CurrentPrincipal, params.leaderboard_id)
+          return { documents: shared.map(documentView) }
+        }).pipe(mapDomainErrors))
+      .handle("uploadDocument", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const { created, document } = yield* human.uploadDocument(yield* CurrentPrincipal, params.leaderboard_id, payload)
+          return HttpServerResponse.jsonUnsafe(encodeDocument(documentView(document)), { status: created ? 201 : 200 })
+        }).pipe(mapDomainErrors))
+      .handle("archiveDocument", ({ params }) =>
+        Effect.gen(function*() {
+          return documentView(yield* human.archiveDocument(yield* CurrentPrincipal, params.leaderboard_id, params.document_id))
         }).pipe(mapDomainErrors))
       .handle("createCase", ({ params, payload }) =>
         Effect.gen(function*() {

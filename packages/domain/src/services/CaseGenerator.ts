@@ -5,6 +5,7 @@ import type { LeaderboardId } from "../Leaderboard.ts"
 import { ChatProvider } from "../ports/ChatProvider.ts"
 import type { GenerationJob } from "../ports/CaseGeneration.ts"
 import { HumanCaseRepository } from "../ports/HumanCaseRepository.ts"
+import { HumanDocumentRepository } from "../ports/HumanDocumentRepository.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
 import { LeaderboardRepository } from "../ports/LeaderboardRepository.ts"
 import { TraceWriter } from "../ports/TraceWriter.ts"
@@ -33,6 +34,7 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
       const provider = yield* ChatProvider
       const targets = yield* ChatTargets
       const traces = yield* TraceWriter
+      const documents = yield* HumanDocumentRepository
 
       /** The case while this job's claim holds it. */
       const claimed = Effect.fnUntraced(function*(job: GenerationJob) {
@@ -43,7 +45,7 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
       const call = Effect.fnUntraced(function*(c: HumanCase, slot: Slot) {
         const serving = yield* leaderboards.findServing(c.leaderboard_id)
         const candidate = Option.flatMapNullishOr(serving, (s) => s.candidates.find((x) => x.id === slot.candidate_id))
-        const messages = generationMessages(c, [])
+        const messages = generationMessages(c, yield* documents.texts(c.attachments.map((a) => a.id)))
         const started = yield* DateTime.now
         const result = Option.isNone(serving) || Option.isNone(candidate) || !isCallable(candidate.value)
           ? Result.fail({

@@ -16,10 +16,11 @@ import {
   saveReview,
   slotsFor
 } from "../HumanCase.ts"
-import { type CaseId, limits, type ResponseId } from "../HumanEval.ts"
+import { type CaseId, type DocumentId, type DocumentScope, limits, type ResponseId } from "../HumanEval.ts"
 import {
   type CaseNotGenerated,
   type ConfigurationChanged,
+  type DocumentLimitExceeded,
   GenerationInProgress,
   IdReused,
   ImmutableCase,
@@ -31,7 +32,11 @@ import {
 import { fromTallies, type Ranking } from "../HumanRanking.ts"
 import type { LeaderboardId } from "../Leaderboard.ts"
 import type { Principal } from "../Principal.ts"
+import type { UnsupportedDocument } from "../DocumentErrors.ts"
+import { attachmentOf, checkCaseDocuments, checkDocument, HumanDocument, sameUpload } from "../HumanDocument.ts"
 import { CaseGeneration } from "../ports/CaseGeneration.ts"
+import { DocumentReader } from "../ports/DocumentReader.ts"
+import { HumanDocumentRepository } from "../ports/HumanDocumentRepository.ts"
 import {
   type CaseCounts,
   type CaseListItem,
@@ -48,6 +53,14 @@ export interface CaseCreate {
   readonly context?: string | undefined
   readonly prompt_override?: string | null | undefined
   readonly attachment_ids?: ReadonlyArray<string> | undefined
+}
+
+export interface DocumentUpload {
+  readonly id: DocumentId
+  readonly name: string
+  readonly scope: DocumentScope
+  /** The decoded bytes. */
+  readonly data: Uint8Array
 }
 
 export interface CaseDetail {
@@ -82,7 +95,10 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
     principal: Principal,
     leaderboardId: LeaderboardId,
     input: CaseCreate
-  ) => Effect.Effect<{ readonly detail: CaseDetail; readonly created: boolean }, Access | InvalidInput | IdReused>
+  ) => Effect.Effect<
+    { readonly detail: CaseDetail; readonly created: boolean },
+    Access | InvalidInput | IdReused | DocumentLimitExceeded
+  >
   readonly getCase: (principal: Principal, leaderboardId: LeaderboardId, id: CaseId) => Effect.Effect<CaseDetail, Access>
   readonly saveConfig: (
     principal: Principal,
@@ -109,6 +125,21 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
     leaderboardId: LeaderboardId,
     offset: number
   ) => Effect.Effect<Summary, Access>
+  readonly uploadDocument: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    upload: DocumentUpload
+  ) => Effect.Effect<
+    { readonly document: HumanDocument; readonly created: boolean },
+    Access | UnsupportedDocument | DocumentLimitExceeded | IdReused
+  >
+  readonly sharedDocuments: (principal: Principal, leaderboardId: LeaderboardId) => Effect.Effect<ReadonlyArray<HumanDocument>, Access>
+  /** Archives a shared document for future cases; the drafts that carry it keep it. */
+  readonly archiveDocument: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    id: DocumentId
+  ) => Effect.Effect<HumanDocument, Access>
   /** Reference rows of the confirmed cases, across configurations (spec: `GET H/export`). */
   readonly exportRows: (
     principal: Principal,
@@ -122,6 +153,8 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
       const cases = yield* HumanCaseRepository
       const ids = yield* IdGenerator
       const generation = yield* CaseGeneration
+      const documents = yield* HumanDocumentRepository
+      const reader = yield* DocumentReader
 
       /** The leaderboard, if the caller is a member of its workspace and it is fit for human evaluation. */
       const open = Effect.fnUntraced(function*(principal: Principal, leaderboardId: LeaderboardId) {
@@ -176,16 +209,26 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
         input: CaseCreate
       ) {
         const { basePrompt, configuration, serving } = yield* open(principal, leaderboardId)
-        if ((input.attachment_ids ?? []).length > 0) {
-          // Documents arrive with the documents endpoints; until then no id can name one.
-          return yield* new InvalidInput({ message: "attachment_ids names no document of this leaderboard", path: ["attachment_ids"] })
+        const own: Array<HumanDocument> = []
+        for (const [index, id] of [...new Set(input.attachment_ids ?? [])].entries()) {
+          const found = yield* documents.find(leaderboardId, id as DocumentId)
+          if (Option.isNone(found) || found.value.scope !== "case") {
+            return yield* new InvalidInput({
+              message: `${id} is not a case document of this leaderboard`,
+              path: ["attachment_ids", index]
+            })
+          }
+          own.push(found.value)
         }
+        // active shared documents are snapshotted into the draft
+        const attachments = [...own, ...yield* documents.shared(leaderboardId)].map(attachmentOf)
+        yield* Effect.fromResult(checkCaseDocuments(attachments))
         const draft = yield* Effect.fromResult(createCase({
           ...input,
           leaderboardId,
           workspaceId: serving.leaderboard.workspace_id,
           basePrompt,
-          attachments: [],
+          attachments,
           configuration,
           now: yield* DateTime.now
         }))
@@ -295,6 +338,67 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
         } satisfies Summary
       })
 
+      const uploadDocument = Effect.fn("HumanEvaluation.uploadDocument")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        upload: DocumentUpload
+      ) {
+        const { serving } = yield* open(principal, leaderboardId)
+        yield* Effect.fromResult(checkDocument(upload.data.length, 0))
+        const read = yield* reader.read(upload.name, upload.data)
+        yield* Effect.fromResult(checkDocument(upload.data.length, read.text.length))
+        const document = new HumanDocument({
+          id: upload.id,
+          leaderboard_id: leaderboardId,
+          workspace_id: serving.leaderboard.workspace_id,
+          name: upload.name,
+          scope: upload.scope,
+          media_type: read.media_type,
+          size_bytes: upload.data.length,
+          sha256: read.sha256,
+          text_chars: read.text.length,
+          created_at: yield* DateTime.now,
+          archived_at: null
+        })
+        if (upload.scope === "shared") {
+          // every new case carries all active shared documents: they must fit one case together
+          yield* Effect.fromResult(checkCaseDocuments([...yield* documents.shared(leaderboardId), document]))
+        }
+        const inserted = yield* documents.insert(document, upload.data, read.text)
+        if (inserted._tag === "Inserted") return { document, created: true }
+        const existing = inserted.existing
+        if (Option.isSome(existing) && existing.value.archived_at === null && sameUpload(existing.value, document)) {
+          return { document: existing.value, created: false }
+        }
+        return yield* new IdReused({
+          id: upload.id,
+          message: Option.isNone(existing)
+            ? "This id is already used: use a fresh UUID for a new document"
+            : existing.value.archived_at !== null
+            ? "This id belongs to an archived document and cannot be reused"
+            : "A document with this id exists with other content: use a fresh UUID for a new document"
+        })
+      })
+
+      const sharedDocuments = Effect.fn("HumanEvaluation.sharedDocuments")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId
+      ) {
+        yield* open(principal, leaderboardId)
+        return yield* documents.shared(leaderboardId)
+      })
+
+      const archiveDocument = Effect.fn("HumanEvaluation.archiveDocument")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        id: DocumentId
+      ) {
+        yield* open(principal, leaderboardId)
+        const archived = yield* documents.archive(leaderboardId, id, yield* DateTime.now)
+        if (Option.isNone(archived)) return yield* new NotFound({ resource: "shared document", id })
+        return archived.value
+      })
+
       const exportRows = Effect.fn("HumanEvaluation.exportRows")(function*(principal: Principal, leaderboardId: LeaderboardId) {
         const { configuration } = yield* open(principal, leaderboardId)
         return (yield* cases.confirmed(leaderboardId)).flatMap((c) => {
@@ -304,6 +408,9 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
       })
 
       return HumanEvaluation.of({
+        uploadDocument,
+        sharedDocuments,
+        archiveDocument,
         exportRows,
         createCase: createCaseFn,
         getCase,
