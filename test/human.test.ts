@@ -150,6 +150,18 @@ describe("human evaluation", () => {
     expect(again.body.error.code).toBe("immutable_case")
     const edit = await podium.request("PUT", `${H(id)}/cases/${caseId}/config`, { token: owner, json: { revision: confirmed.body.revision, prompt_override: null } })
     expect(edit.body.error.code).toBe("immutable_case")
+
+    // a later draft withdraws the case from the ranking until it is confirmed again; the models stay revealed
+    const withdrawn = await review(id, caseId, {
+      revision: confirmed.body.revision,
+      confirm: false,
+      review: { verdicts: {}, reference: "30 days", notes: "rethinking" }
+    })
+    expect(withdrawn.body).toMatchObject({ review_state: "draft", revision: confirmed.body.revision + 1 })
+    expect(withdrawn.body.responses[0].model).not.toBeNull()
+    const after = await podium.request("GET", `${H(id)}/`, { token: owner })
+    expect(after.body).toMatchObject({ pending: 1, current_pending: 1, next_pending_case: caseId, ranking: { confirmed: 0, comparable: 0 } })
+    expect(after.body.ranking.rows.every((r: { score: number | null }) => r.score === null)).toBe(true)
   })
 
   it("20 simultaneous generate calls on one draft make one provider call per candidate", async () => {
