@@ -298,4 +298,32 @@ describe("human evaluation", () => {
     expect(first.accepted_answers[0].output).toBe("echo: Context:\nctx\n\naccepted")
     expect(second).toMatchObject({ case_id: referenced.caseId, reference: "the right answer", accepted_answers: [] })
   })
+  it("the common rows' winner is what ranking_winner serves, as soon as reviews change", async () => {
+    const { id } = await humanLeaderboard(["w-1", "w-2"])
+    const token = (await podium.request("POST", "/api/tokens", {
+      token: owner,
+      json: { name: "serving", scopes: ["leaderboards:inference"] }
+    })).body.secret as string
+    const servedBy = async () =>
+      (await podium.request("POST", `/v1/leaderboard/${id}/inference`, { token, json: { input: "hi" } }))
+        .headers.get("x-service-leaderboard-model-id")
+    const caseId = (await newCase(id)).body.id as string
+    const generated = await generate(id, caseId)
+    const [a, b] = generated.body.responses as Array<{ id: string }>
+    const confirmed = await review(id, caseId, {
+      revision: generated.body.revision,
+      confirm: true,
+      review: { verdicts: { [a!.id]: "correct", [b!.id]: "incorrect" }, reference: "", notes: "" }
+    })
+    const winnerId = confirmed.body.responses[0].model.leaderboard_model_id as string
+    const loserId = confirmed.body.responses[1].model.leaderboard_model_id as string
+    await podium.request("PATCH", `/api/leaderboards/${id}`, {
+      token: owner,
+      json: { chosen_model_strategy: "ranking_winner", chosen_leaderboard_model_id: loserId }
+    })
+    expect(await servedBy()).toBe(winnerId)
+
+    await review(id, caseId, { revision: confirmed.body.revision, confirm: false, review: { verdicts: {}, reference: "", notes: "" } })
+    expect(await servedBy()).toBe(loserId) // no confirmed case: no winner, the chosen candidate serves
+  })
 })

@@ -12,6 +12,7 @@ const CandidateRow = Schema.Struct({ ...Candidate.fields, created_at: Timestamp 
 /** Candidates aggregated as JSON: timestamps arrive as strings, credentials alongside. */
 const ServingRow = Schema.Struct({
   ...LeaderboardRow.fields,
+  ranking_winner_id: Schema.NullOr(Schema.String),
   candidates: Schema.Array(Schema.Struct({
     ...Candidate.fields,
     created_at: Schema.DateTimeUtcFromString,
@@ -51,7 +52,7 @@ export const LeaderboardRepositoryPg = Layer.effect(
       Request: Schema.String,
       Result: ServingRow,
       execute: (id) =>
-        sql`SELECT ${columns}, COALESCE((
+        sql`SELECT ${columns}, l.ranking_winner_id::text AS ranking_winner_id, COALESCE((
               SELECT json_agg(json_build_object(
                 'id', m.id, 'leaderboard_id', m.leaderboard_id, 'name', m.name, 'platform', m.platform,
                 'model_name', m.model_name, 'model_url', m.model_url, 'url', m.url, 'model_id', m.model_id,
@@ -65,7 +66,8 @@ export const LeaderboardRepositoryPg = Layer.effect(
     const toLeaderboard = (row: typeof LeaderboardRow.Type) => new Leaderboard(row)
     const serving = (id: LeaderboardId) =>
       findServing(id).pipe(
-        Effect.map(Option.map(({ candidates, ...leaderboard }): Serving => ({
+        Effect.map(Option.map(({ candidates, ranking_winner_id, ...leaderboard }): Serving => ({
+          ranking_winner: ranking_winner_id,
           leaderboard: toLeaderboard(leaderboard),
           candidates: candidates.map(({ sealed_token: _, ...candidate }) => new Candidate(candidate)),
           credentials: new Map(candidates.flatMap((c) => c.sealed_token === null ? [] : [[c.id, c.sealed_token] as const]))
@@ -94,6 +96,13 @@ export const LeaderboardRepositoryPg = Layer.effect(
               chosen_leaderboard_model_id = ${l.chosen_leaderboard_model_id}, schedule = ${pg.json(l.schedule)},
               challenge = ${pg.json(l.challenge)}, extra = ${pg.json(l.extra)}, updated_at = ${toDate(l.updated_at)}
             WHERE id = ${l.id} AND deleted_at IS NULL`.pipe(Effect.asVoid, Effect.orDie, Effect.ensuring(dropCopy(l.id))),
+      setRankingWinner: (id, candidateId) =>
+        sql`UPDATE leaderboards SET ranking_winner_id = ${candidateId}
+            WHERE id = ${id} AND ranking_winner_id IS DISTINCT FROM ${candidateId}::uuid`.pipe(
+          Effect.asVoid,
+          Effect.orDie,
+          Effect.ensuring(dropCopy(id))
+        ),
       softDelete: (id, now) =>
         sql`UPDATE leaderboards SET deleted_at = ${toDate(now)} WHERE id = ${id} AND deleted_at IS NULL RETURNING id`
           .pipe(Effect.map((rows) => rows.length > 0), Effect.orDie, Effect.ensuring(dropCopy(id))),

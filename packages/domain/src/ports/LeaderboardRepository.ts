@@ -8,6 +8,8 @@ export interface Serving {
   readonly candidates: ReadonlyArray<Candidate>
   /** Sealed credentials of the candidates that have one, by candidate id. */
   readonly credentials: ReadonlyMap<string, string>
+  /** The candidate the ranking names (human evaluation's common rows), if any: what `ranking_winner` serves. */
+  readonly ranking_winner: string | null
 }
 
 /** Leaderboards and their candidates. Deleted leaderboards are kept but never returned. */
@@ -31,6 +33,8 @@ export class LeaderboardRepository extends Context.Service<LeaderboardRepository
    */
   readonly servingSnapshot: (id: LeaderboardId) => Effect.Effect<Option.Option<Serving>>
   readonly update: (leaderboard: Leaderboard) => Effect.Effect<void>
+  /** Records the ranking's winner (null: none, or a tie). */
+  readonly setRankingWinner: (id: LeaderboardId, candidateId: string | null) => Effect.Effect<void>
   readonly softDelete: (id: LeaderboardId, now: DateTime.Utc) => Effect.Effect<boolean>
   readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>
   /** `sealedToken` is the candidate's credential, sealed by SecretCipher. */

@@ -29,7 +29,7 @@ import {
   StaleRevision,
   WrongEvalType
 } from "../HumanEvalErrors.ts"
-import { fromTallies, type Ranking } from "../HumanRanking.ts"
+import { fromTallies, type Ranking, winner } from "../HumanRanking.ts"
 import type { LeaderboardId } from "../Leaderboard.ts"
 import type { Principal } from "../Principal.ts"
 import type { UnsupportedDocument } from "../DocumentErrors.ts"
@@ -203,6 +203,13 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
           return yield* new StaleRevision({ case_id: c.id, revision, current_revision: now.revision })
         })
 
+      /** The common rows' winner is what `ranking_winner` serves: recorded whenever a review changes. */
+      const recordWinner = (leaderboardId: LeaderboardId, configuration: string, candidates: ReadonlyArray<Candidate>) =>
+        Effect.flatMap(
+          cases.tallies(leaderboardId, configuration, candidates.map((c) => c.id)),
+          (tallies) => leaderboards.setRankingWinner(leaderboardId, winner(fromTallies(candidates, tallies)))
+        )
+
       const createCaseFn = Effect.fn("HumanEvaluation.createCase")(function*(
         principal: Principal,
         leaderboardId: LeaderboardId,
@@ -300,7 +307,7 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
         id: CaseId,
         input: { readonly revision: number; readonly confirm: boolean; readonly review: ReviewInput }
       ) {
-        const { configuration } = yield* open(principal, leaderboardId)
+        const { configuration, serving } = yield* open(principal, leaderboardId)
         const c = yield* stored(leaderboardId, id)
         const now = yield* DateTime.now
         const next = yield* Effect.fromResult(saveReview(c, input, now))
@@ -312,6 +319,7 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
           saved_at: now
         }
         if (!(yield* cases.update(next, entry))) return yield* lost(leaderboardId, c, input.revision)
+        yield* recordWinner(leaderboardId, configuration, serving.candidates)
         return yield* detail(next, configuration)
       })
 

@@ -31,18 +31,18 @@ export interface Served {
 }
 
 /**
- * The candidate that serves a leaderboard: the manual choice; else the winner of the latest
- * succeeded run (runs arrive later), else the chosen candidate; else none.
+ * The candidate that serves a leaderboard: the manual choice; else the ranking's winner (human
+ * evaluation's common rows; runs will set it too), else the chosen candidate; else none.
  */
 export const servingCandidate = (
   leaderboard: Pick<Leaderboard, "chosen_model_strategy" | "chosen_leaderboard_model_id">,
   candidates: ReadonlyArray<Candidate>,
-  latestRunWinner: string | null
+  rankingWinner: string | null
 ): Candidate | undefined => {
   const byId = (id: string | null) => candidates.find((c) => c.id === id)
   return leaderboard.chosen_model_strategy === "manual"
     ? byId(leaderboard.chosen_leaderboard_model_id)
-    : byId(latestRunWinner) ?? byId(leaderboard.chosen_leaderboard_model_id)
+    : byId(rankingWinner) ?? byId(leaderboard.chosen_leaderboard_model_id)
 }
 
 /** Production traffic through a leaderboard's serving candidate; every call leaves a trace. */
@@ -115,10 +115,10 @@ export class Inference extends Context.Service<Inference, {
         request: InferenceRequest
       ) {
         if (request.stream === true) return yield* new StreamingUnsupported()
-        const { candidates, credentials, leaderboard } = yield* leaderboards.serving(principal, leaderboardId)
+        const { candidates, credentials, leaderboard, ranking_winner } = yield* leaderboards.serving(principal, leaderboardId)
         if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
         const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
-        const candidate = servingCandidate(leaderboard, candidates, null)
+        const candidate = servingCandidate(leaderboard, candidates, ranking_winner)
         if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
         if (!isCallable(candidate)) return yield* new NoActiveDeployment({ model_id: candidate.model_id ?? "" })
         const target = yield* targets.of(candidate, leaderboard.workspace_id, credentials)
