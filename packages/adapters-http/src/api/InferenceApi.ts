@@ -34,7 +34,8 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
     error: [BadRequest, NotFound, Conflict, TooManyRequests, BadGateway]
   }).annotate(RequiredScope, "leaderboards:inference").annotateMerge(OpenApi.annotations({
     summary,
-    description: "Served by the leaderboard's chosen model: the manual choice, else the latest run's winner, else " +
+    description: "Served by the leaderboard's chosen model: the manual choice, else the ranking's winner (human evaluation's " +
+      "common rows), else " +
       "the chosen candidate (409 `no_serving_model` when there is none). The input is `messages` or exactly one " +
       "of input, prompt, question and query; the challenge's `system_prompt` leads as a system message and its " +
       "`model_prompt` templates the user message (`{input}` is replaced; without it the input follows a blank " +
