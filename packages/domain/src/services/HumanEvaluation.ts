@@ -1,5 +1,4 @@
 import { Context, DateTime, Effect, Layer, Option, Random } from "effect"
-import type { Forbidden } from "../AuthErrors.ts"
 import type { Candidate } from "../Candidate.ts"
 import { InvalidInput, NotFound } from "../CommonErrors.ts"
 import {
@@ -430,5 +429,3 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
     })
   )
 }
-
-export type HumanEvaluationAccessError = Access | Forbidden
