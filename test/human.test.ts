@@ -326,4 +326,22 @@ describe("human evaluation", () => {
     await review(id, caseId, { revision: confirmed.body.revision, confirm: false, review: { verdicts: {}, reference: "", notes: "" } })
     expect(await servedBy()).toBe(loserId) // no confirmed case: no winner, the chosen candidate serves
   })
+  it("nine candidates are too many; the case detail shows the newest 100 review saves", async () => {
+    const nine = await humanLeaderboard(["n-1", "n-2", "n-3", "n-4", "n-5", "n-6", "n-7", "n-8", "n-9"])
+    const refused = await podium.request("GET", `${H(nine.id)}/`, { token: owner })
+    expect(refused.status).toBe(409)
+    expect(refused.body.error).toMatchObject({ code: "invalid_candidate_count", details: { count: 9 } })
+
+    const { id } = await humanLeaderboard(["hist-1", "hist-2"])
+    const caseId = (await newCase(id)).body.id as string
+    let revision = (await generate(id, caseId)).body.revision as number
+    for (let i = 0; i < 102; i++) {
+      const saved = await review(id, caseId, { revision, confirm: false, review: { verdicts: {}, reference: `draft ${i}`, notes: "" } })
+      revision = saved.body.revision
+    }
+    const detail = await podium.request("GET", `${H(id)}/cases/${caseId}`, { token: owner })
+    expect(detail.body.history).toHaveLength(100)
+    expect(detail.body.history[0]).toMatchObject({ revision, reference: "draft 101", confirmed: false })
+    expect(detail.body.history.at(-1).reference).toBe("draft 2")
+  })
 })
