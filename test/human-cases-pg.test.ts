@@ -140,46 +140,68 @@ describe("HumanCaseRepositoryPg", () => {
         assert.deepStrictEqual(history, [{ revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }])
       }))
 
-    it.effect("the ranking's tallies in SQL equal HumanRanking.tally over the same cases", () =>
+    it.effect("the ranking's counters in Postgres equal HumanRanking.tally over the cases as they end up", () =>
       Effect.gen(function*() {
         const repo = yield* HumanCaseRepository
-        const sql = yield* SqlClient.SqlClient
-        const response = fc.record({
-          present: fc.integer({ min: 0, max: 9 }).map((n) => n !== 0),
-          failed: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
-          cost: fc.option(fc.integer({ min: 0, max: 1000 }).map((n) => n / 1e5), { nil: null }),
-          verdict: fc.constantFrom(null, "correct", "incorrect", "abstain", "correct", "incorrect")
-        })
-        const dataset = fc.array(fc.record({ confirmed: fc.boolean(), responses: fc.array(response, { minLength: 3, maxLength: 3 }) }), {
-          maxLength: 30
-        })
-        for (const cases of fc.sample(dataset, { numRuns: 12, seed: 42 })) {
+        const verdict = fc.constantFrom("correct" as const, "incorrect" as const, "abstain" as const)
+        const review = fc.record({ confirm: fc.boolean(), verdicts: fc.array(verdict, { minLength: 3, maxLength: 3 }) })
+        const dataset = fc.array(fc.record({
+          responses: fc.array(fc.record({
+            failed: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+            cost: fc.option(fc.integer({ min: 0, max: 1000 }).map((n) => n / 1e5), { nil: null })
+          }), { minLength: 3, maxLength: 3 }),
+          // each case is reviewed 0–3 times: confirmations, withdrawals, changed verdicts
+          reviews: fc.array(review, { maxLength: 3 })
+        }), { maxLength: 12 })
+        for (const cases of fc.sample(dataset, { numRuns: 10, seed: 42 })) {
           const { leaderboard, workspace } = yield* owner
           const ranked: Array<RankedCase> = []
-          for (const c of cases) {
-            const id = crypto.randomUUID()
-            const responses = c.responses.flatMap((r, i) =>
-              r.present
-                ? [{
-                  candidate_id: candidates[i]!.id as string,
-                  status: r.failed ? "failed" as const : "succeeded" as const,
-                  cost_usd: r.failed ? null : r.cost,
-                  verdict: r.failed ? null : (r.verdict as "correct" | "incorrect" | "abstain" | null)
-                }]
-                : []
-            )
-            ranked.push({ confirmed: c.confirmed, responses })
-            yield* sql`INSERT INTO human_client_ids (id, kind) VALUES (${id}, 'case')`
-            yield* sql`INSERT INTO human_cases (id, leaderboard_id, workspace_id, input, context, prompt, attachments,
-                         configuration, creation_key, revision, stage, claim_id, generated_at, review_state, review,
-                         created_at, updated_at)
-                       VALUES (${id}, ${leaderboard}, ${workspace}, 'q', '', '', '[]', 'config', 'k', 3, 'generated', 'c',
-                         now(), ${c.confirmed ? "confirmed" : "draft"}, '{}', now(), now())`
-            for (const r of responses) {
-              yield* sql`INSERT INTO human_responses (id, case_id, candidate_id, label, status, cost_usd, verdict, created_at)
-                         VALUES (${crypto.randomUUID()}, ${id}, ${r.candidate_id}, 'A', ${r.status}, ${r.cost_usd},
-                           ${r.verdict}, now())`
+          for (const spec of cases) {
+            const c = draft(workspace, leaderboard)
+            yield* repo.insert(c)
+            const claimed = Result.getOrThrow(claim(c, {
+              configuration: "config",
+              claimId: "k",
+              slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), [0, 1, 2])
+            }, t0))
+            yield* repo.update(claimed)
+            const slots = claimed.stage._tag === "Generating" ? claimed.stage.slots : []
+            const answers = slots.map((slot, i): CaseResponse => ({
+              ...slot,
+              status: spec.responses[i]!.failed ? "failed" : "succeeded",
+              output: spec.responses[i]!.failed ? null : "ok",
+              error: spec.responses[i]!.failed ? "boom" : null,
+              latency_ms: 1,
+              usage: null,
+              cost_usd: spec.responses[i]!.failed ? null : spec.responses[i]!.cost,
+              trace_id: null,
+              created_at: t0
+            }))
+            yield* Effect.forEach(answers, (r) => repo.saveResponse(c.id, r))
+            let current = Result.getOrThrow(complete(claimed, { claimId: "k", responses: answers }, t0))
+            yield* repo.update(current)
+            for (const r of spec.reviews) {
+              const verdicts = Object.fromEntries(
+                answers.flatMap((a, i) => (a.status === "succeeded" ? [[a.response_id, r.verdicts[i]!]] : []))
+              )
+              current = Result.getOrThrow(saveReview(current, {
+                revision: current.revision,
+                confirm: r.confirm,
+                review: { verdicts, reference: "", notes: "" }
+              }, t0))
+              assert.isTrue(yield* repo.update(current))
             }
+            const finalReview = current.stage._tag === "Generated" ? current.stage.review : undefined
+            const finalVerdicts = finalReview === undefined || finalReview._tag === "Unreviewed" ? {} : finalReview.verdicts
+            ranked.push({
+              confirmed: finalReview?._tag === "Confirmed",
+              responses: answers.map((a) => ({
+                candidate_id: a.candidate_id,
+                status: a.status,
+                cost_usd: a.cost_usd,
+                verdict: finalVerdicts[a.response_id] ?? null
+              }))
+            })
           }
           const ids = candidates.map((c) => c.id as string)
           const fromSql = yield* repo.tallies(leaderboard, "config", ids)
@@ -188,16 +210,14 @@ describe("HumanCaseRepositoryPg", () => {
           assert.strictEqual(fromSql.comparable, expected.comparable)
           for (const which of ["rows", "common"] as const) {
             for (const id of ids) {
-              const got = fromSql[which].get(id)
-              const want = expected[which].get(id)
               const empty = { correct: 0, total: 0, cost_sum: 0, cost_samples: 0, cost_missing: 0, technical_errors: 0 }
-              const { cost_sum: gotCost, ...gotCounts } = got ?? empty
-              const { cost_sum: wantCost, ...wantCounts } = want ?? empty
+              const { cost_sum: gotCost, ...gotCounts } = fromSql[which].get(id) ?? empty
+              const { cost_sum: wantCost, ...wantCounts } = expected[which].get(id) ?? empty
               assert.deepStrictEqual(gotCounts, wantCounts, `${which} ${id}`)
               assert.closeTo(gotCost, wantCost, 1e-9)
             }
           }
         }
-      }), 60_000)
+      }), 120_000)
   })
 })

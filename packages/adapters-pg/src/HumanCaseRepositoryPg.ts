@@ -1,7 +1,16 @@
 import { PgClient } from "@effect/sql-pg"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { Attachment, CaseResponse, HumanCase, Review, ReviewInput, Slot, Stage } from "@podium/domain/HumanCase"
+import {
+  Attachment,
+  CaseResponse,
+  contributionOf,
+  HumanCase,
+  Review,
+  ReviewInput,
+  Slot,
+  Stage
+} from "@podium/domain/HumanCase"
 import type { CaseId } from "@podium/domain/HumanEval"
 import type { LeaderboardId } from "@podium/domain/Leaderboard"
 import type { Tallies, Tally } from "@podium/domain/HumanRanking"
@@ -70,6 +79,41 @@ interface TallyRow extends Tally {
 }
 
 const utc = (date: Date) => DateTime.fromDateUnsafe(date)
+
+/** Tallies as `human_cases.contribution` holds them. */
+const encodeTallies = (t: Tallies) => ({
+  rows: Object.fromEntries(t.rows),
+  common: Object.fromEntries(t.common),
+  confirmed: t.confirmed,
+  comparable: t.comparable
+})
+
+const decodeTallies = (json: unknown): Tallies | undefined => {
+  if (json === null || json === undefined) return undefined
+  const t = json as ReturnType<typeof encodeTallies>
+  return { rows: new Map(Object.entries(t.rows)), common: new Map(Object.entries(t.common)), confirmed: t.confirmed, comparable: t.comparable }
+}
+
+const tallyFields = ["correct", "total", "cost_sum", "cost_samples", "cost_missing", "technical_errors"] as const
+
+/** `after` − `before`, as counter rows; rows that would not move are left out. */
+const difference = (after: Tallies | undefined, before: Tallies | undefined) => {
+  const rows: Array<Record<string, unknown>> = []
+  for (const common of [false, true]) {
+    const pickMap = (t: Tallies | undefined) => (t === undefined ? new Map<string, Tally>() : common ? t.common : t.rows)
+    const a = pickMap(after)
+    const b = pickMap(before)
+    for (const candidate of new Set([...a.keys(), ...b.keys()])) {
+      const delta = Object.fromEntries(tallyFields.map((f) => [f, (a.get(candidate)?.[f] ?? 0) - (b.get(candidate)?.[f] ?? 0)]))
+      if (tallyFields.some((f) => delta[f] !== 0)) rows.push({ candidate_id: candidate, common, ...delta })
+    }
+  }
+  return {
+    rows,
+    confirmed: (after?.confirmed ?? 0) - (before?.confirmed ?? 0),
+    comparable: (after?.comparable ?? 0) - (before?.comparable ?? 0)
+  }
+}
 
 const toResponse = (slots: ReadonlyArray<Slot>, row: ResponseRow): CaseResponse => {
   const slot = slots.find((s) => s.response_id === row.id)!
@@ -178,15 +222,20 @@ export const HumanCaseRepositoryPg = Layer.effect(
     const update = (next: HumanCase, history?: ReviewHistoryEntry) =>
       sql.withTransaction(Effect.gen(function*() {
         const s = stageColumns(next)
-        const updated = yield* sql`
+        const contribution = contributionOf(next)
+        // `FROM old` reads the row as it was before this update: what the case had added so far
+        const updated = yield* sql<{ previous: unknown }>`
           UPDATE human_cases SET prompt_override = ${next.prompt_override}, prompt = ${next.prompt},
             revision = ${next.revision}, stage = ${s.stage}, claim_id = ${s.claim_id}, claimed_at = ${s.claimed_at},
             slots = ${s.slots === null ? null : pg.json(s.slots)}, generated_at = ${s.generated_at},
             review_state = ${s.review_state}, review = ${pg.json(s.review)}, revealed_at = ${s.revealed_at},
-            updated_at = ${toDate(next.updated_at)}
-          WHERE id = ${next.id} AND revision = ${next.revision - 1}
-          RETURNING id`
+            updated_at = ${toDate(next.updated_at)},
+            contribution = ${contribution === undefined ? null : pg.json(encodeTallies(contribution))}
+          FROM (SELECT contribution AS previous FROM human_cases WHERE id = ${next.id}) old
+          WHERE human_cases.id = ${next.id} AND human_cases.revision = ${next.revision - 1}
+          RETURNING old.previous`
         if (updated.length === 0) return false
+        yield* moveTallies(next, decodeTallies(updated[0]!.previous), contribution)
         const review = next.stage._tag === "Generated" ? next.stage.review : undefined
         if (review !== undefined) {
           const verdicts = review._tag === "Unreviewed" ? {} : review.verdicts
@@ -200,6 +249,34 @@ export const HumanCaseRepositoryPg = Layer.effect(
         }
         return true
       })).pipe(Effect.orDie)
+
+    /** Moves the configuration's counters from what the case added before to what it adds now. */
+    const moveTallies = (c: HumanCase, before: Tallies | undefined, after: Tallies | undefined) =>
+      Effect.gen(function*() {
+        const delta = difference(after, before)
+        if (delta.rows.length > 0) {
+          yield* sql`
+            INSERT INTO human_tallies (leaderboard_id, configuration_hash, candidate_id, common, correct, total, cost_sum,
+              cost_samples, cost_missing, technical_errors)
+            SELECT ${c.leaderboard_id}, md5(${c.configuration}), t.* FROM jsonb_to_recordset(${pg.json(delta.rows)})
+              AS t(candidate_id uuid, common boolean, correct integer, total integer, cost_sum double precision,
+                   cost_samples integer, cost_missing integer, technical_errors integer)
+            ON CONFLICT (leaderboard_id, configuration_hash, candidate_id, common) DO UPDATE SET
+              correct = human_tallies.correct + EXCLUDED.correct, total = human_tallies.total + EXCLUDED.total,
+              cost_sum = human_tallies.cost_sum + EXCLUDED.cost_sum,
+              cost_samples = human_tallies.cost_samples + EXCLUDED.cost_samples,
+              cost_missing = human_tallies.cost_missing + EXCLUDED.cost_missing,
+              technical_errors = human_tallies.technical_errors + EXCLUDED.technical_errors`
+        }
+        if (delta.confirmed !== 0 || delta.comparable !== 0) {
+          yield* sql`
+            INSERT INTO human_cohorts (leaderboard_id, configuration_hash, confirmed, comparable)
+            VALUES (${c.leaderboard_id}, md5(${c.configuration}), ${delta.confirmed}, ${delta.comparable})
+            ON CONFLICT (leaderboard_id, configuration_hash) DO UPDATE SET
+              confirmed = human_cohorts.confirmed + EXCLUDED.confirmed,
+              comparable = human_cohorts.comparable + EXCLUDED.comparable`
+        }
+      })
 
     const saveResponse = (caseId: CaseId, r: CaseResponse) =>
       sql`INSERT INTO human_responses (id, case_id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd,
@@ -261,7 +338,7 @@ export const HumanCaseRepositoryPg = Layer.effect(
 
     const page = (leaderboardId: LeaderboardId, configuration: string, { limit, offset }: { offset: number; limit: number }) =>
       sql<{
-        id: string
+        case_id: string
         stage: CaseListItem["status"]
         review_state: CaseListItem["review_state"]
         revision: number
@@ -270,13 +347,13 @@ export const HumanCaseRepositoryPg = Layer.effect(
         created_at: Date
         updated_at: Date
       }>`
-        SELECT id::text, stage, review_state, revision, left(input, 200) AS input,
+        SELECT id::text AS case_id, stage, review_state, revision, left(input, 200) AS input,
           configuration_hash = md5(${configuration}) AS current, created_at, updated_at
         FROM human_cases WHERE leaderboard_id = ${leaderboardId}
         ORDER BY created_at, id OFFSET ${offset} LIMIT ${limit}`.pipe(
         Effect.map((rows) =>
           rows.map((row): CaseListItem => ({
-            id: row.id as CaseId,
+            id: row.case_id as CaseId,
             status: row.stage,
             review_state: row.review_state,
             revision: row.revision,
@@ -291,40 +368,25 @@ export const HumanCaseRepositoryPg = Layer.effect(
 
     const tallies = (leaderboardId: LeaderboardId, configuration: string, candidateIds: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        const ids = [...candidateIds]
-        const n = candidateIds.length
-        const cases = sql`
-          SELECT id, review_state = 'confirmed' AS confirmed FROM human_cases
-          WHERE leaderboard_id = ${leaderboardId} AND configuration_hash = md5(${configuration}) AND stage = 'generated'`
-        const comparable = sql`
-          SELECT r.case_id FROM human_responses r JOIN (${cases}) c ON c.id = r.case_id
-          WHERE c.confirmed AND r.candidate_id = ANY(${ids}::uuid[])
-          GROUP BY r.case_id
-          HAVING count(*) = ${n}
-             AND count(*) FILTER (WHERE r.status = 'succeeded' AND r.verdict IN ('correct', 'incorrect')) = ${n}`
-        const rows = yield* sql<TallyRow>`
-          WITH c AS (${cases}),
-          r AS (
-            SELECT r.case_id, r.candidate_id, r.status, r.cost_usd, r.verdict, c.confirmed
-            FROM human_responses r JOIN c ON c.id = r.case_id
-            WHERE r.candidate_id = ANY(${ids}::uuid[])
-          ),
-          k AS (${comparable})
-          SELECT candidate_id::text AS candidate_id, common,
-            count(*) FILTER (WHERE confirmed AND verdict = 'correct')::int AS correct,
-            count(*) FILTER (WHERE confirmed AND verdict IN ('correct', 'incorrect'))::int AS total,
-            COALESCE(sum(cost_usd) FILTER (WHERE status = 'succeeded'), 0)::float8 AS cost_sum,
-            count(*) FILTER (WHERE status = 'succeeded' AND cost_usd IS NOT NULL)::int AS cost_samples,
-            count(*) FILTER (WHERE status = 'succeeded' AND cost_usd IS NULL)::int AS cost_missing,
-            count(*) FILTER (WHERE status = 'failed')::int AS technical_errors
-          FROM (SELECT r.*, false AS common FROM r UNION ALL SELECT r.*, true AS common FROM r JOIN k USING (case_id)) x
-          GROUP BY candidate_id, common`
-        const [totals] = yield* sql<{ confirmed: number; comparable: number }>`
-          SELECT (SELECT count(*) FROM (${cases}) c WHERE c.confirmed)::int AS confirmed,
-                 (SELECT count(*) FROM (${comparable}) k)::int AS comparable`
+        const [rows, cohorts] = yield* Effect.all([
+          sql<TallyRow>`
+            SELECT candidate_id::text AS candidate_id, common, correct, total, cost_sum, cost_samples, cost_missing,
+              technical_errors
+            FROM human_tallies
+            WHERE leaderboard_id = ${leaderboardId} AND configuration_hash = md5(${configuration})
+              AND candidate_id = ANY(${[...candidateIds]}::uuid[])`,
+          sql<{ confirmed: number; comparable: number }>`
+            SELECT confirmed, comparable FROM human_cohorts
+            WHERE leaderboard_id = ${leaderboardId} AND configuration_hash = md5(${configuration})`
+        ])
         const pick = (common: boolean) =>
           new Map(rows.filter((row) => row.common === common).map(({ candidate_id, common: _, ...tally }) => [candidate_id, tally]))
-        return { rows: pick(false), common: pick(true), confirmed: totals!.confirmed, comparable: totals!.comparable } satisfies Tallies
+        return {
+          rows: pick(false),
+          common: pick(true),
+          confirmed: cohorts[0]?.confirmed ?? 0,
+          comparable: cohorts[0]?.comparable ?? 0
+        } satisfies Tallies
       }).pipe(Effect.orDie)
 
     const confirmed = (leaderboardId: LeaderboardId) =>

@@ -11,6 +11,7 @@ import {
 } from "./HumanEvalErrors.ts"
 import { WorkspaceId } from "./Ids.ts"
 import { type Candidate, Platform } from "./Candidate.ts"
+import { type Tallies, tally } from "./HumanRanking.ts"
 import { CandidateId, LeaderboardId } from "./Leaderboard.ts"
 
 /**
@@ -432,4 +433,28 @@ export const exportRow = (c: HumanCase): ExportRow | undefined => {
     configuration: c.configuration,
     confirmed_at: review.confirmed_at
   }
+}
+
+/**
+ * What a generated case adds to its configuration's ranking tallies (HumanRanking.tally over this
+ * case alone, its slots' candidates being the configuration's). Stored with the case, so a change
+ * moves the tallies by the difference; drafts and generating cases add nothing.
+ */
+export const contributionOf = (c: HumanCase): Tallies | undefined => {
+  if (c.stage._tag !== "Generated") return undefined
+  const review = c.stage.review
+  const confirmed = review._tag === "Confirmed"
+  const verdicts = review._tag === "Unreviewed" ? {} : review.verdicts
+  return tally(
+    c.stage.responses.map((r) => ({ id: r.candidate_id, name: r.candidate_name })),
+    [{
+      confirmed,
+      responses: c.stage.responses.map((r) => ({
+        candidate_id: r.candidate_id,
+        status: r.status,
+        cost_usd: r.cost_usd,
+        verdict: verdicts[r.response_id] ?? null
+      }))
+    }]
+  )
 }
