@@ -216,6 +216,9 @@ export const HumanCaseRepositoryPg = Layer.effect(
             ${pg.json(AttachmentsJson.encode(c.attachments))}, ${c.configuration}, ${c.creation_key}, ${c.revision},
             ${s.stage}, ${s.claim_id}, ${s.claimed_at}, ${s.slots === null ? null : pg.json(s.slots)}, ${s.generated_at},
             ${s.review_state}, ${pg.json(s.review)}, ${s.revealed_at}, ${toDate(c.created_at)}, ${toDate(c.updated_at)})`
+        yield* sql`INSERT INTO human_cohorts (leaderboard_id, configuration_hash, cases)
+                   VALUES (${c.leaderboard_id}, md5(${c.configuration}), 1)
+                   ON CONFLICT (leaderboard_id, configuration_hash) DO UPDATE SET cases = human_cohorts.cases + 1`
         return { _tag: "Inserted" as const }
       })).pipe(Effect.orDie)
 
@@ -322,16 +325,15 @@ export const HumanCaseRepositoryPg = Layer.effect(
         current_pending: number
         next_pending_case: string | null
       }>`
-        SELECT count(*)::int AS total,
-          count(*) FILTER (WHERE review_state <> 'confirmed')::int AS pending,
-          count(*) FILTER (WHERE configuration_hash = md5(${configuration}))::int AS current_total,
-          count(*) FILTER (WHERE review_state <> 'confirmed' AND configuration_hash = md5(${configuration}))::int
+        SELECT COALESCE(sum(cases), 0)::int AS total, COALESCE(sum(cases - confirmed), 0)::int AS pending,
+          COALESCE(sum(cases) FILTER (WHERE configuration_hash = md5(${configuration})), 0)::int AS current_total,
+          COALESCE(sum(cases - confirmed) FILTER (WHERE configuration_hash = md5(${configuration})), 0)::int
             AS current_pending,
           (SELECT id::text FROM human_cases
            WHERE leaderboard_id = ${leaderboardId} AND configuration_hash = md5(${configuration})
              AND review_state <> 'confirmed'
            ORDER BY created_at, id LIMIT 1) AS next_pending_case
-        FROM human_cases WHERE leaderboard_id = ${leaderboardId}`.pipe(
+        FROM human_cohorts WHERE leaderboard_id = ${leaderboardId}`.pipe(
         Effect.map(([row]): CaseCounts => ({ ...row!, next_pending_case: row!.next_pending_case as CaseId | null })),
         Effect.orDie
       )
@@ -349,8 +351,13 @@ export const HumanCaseRepositoryPg = Layer.effect(
       }>`
         SELECT id::text AS case_id, stage, review_state, revision, left(input, 200) AS input,
           configuration_hash = md5(${configuration}) AS current, created_at, updated_at
-        FROM human_cases WHERE leaderboard_id = ${leaderboardId}
-        ORDER BY created_at, id OFFSET ${offset} LIMIT ${limit}`.pipe(
+        FROM human_cases
+        WHERE id IN (
+          -- the page's ids from the index alone: a deep offset then skips index entries, not rows
+          SELECT id FROM human_cases WHERE leaderboard_id = ${leaderboardId}
+          ORDER BY created_at, id OFFSET ${offset} LIMIT ${limit}
+        )
+        ORDER BY created_at, id`.pipe(
         Effect.map((rows) =>
           rows.map((row): CaseListItem => ({
             id: row.case_id as CaseId,
