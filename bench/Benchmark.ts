@@ -97,10 +97,10 @@ const withPodium = async <A>(starting: Promise<Podium>, use: (podium: Podium) =>
  * autocannon stops with requests in flight and closes their sockets; give the server a moment to
  * see those aborts before the next run starts or the log is read.
  */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
+export const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
 
 /** Checks that `target` succeeds, warms up, then loads it at every connection count in turn. */
-const time = async (title: string, podium: Podium, target: Target, settings: Settings) => {
+export const time = async (title: string, podium: Podium, target: Target, settings: Settings) => {
   await expectSuccess(podium.url, target)
   const memoryBefore = memory()
   await hammer(podium.url, target, 10, settings.warmupSeconds)

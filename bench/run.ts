@@ -2,6 +2,7 @@ import { AuthBench } from "./AuthBench.ts"
 import { type Benchmark, runBenchmark, type ScenarioResult, type Settings } from "./Benchmark.ts"
 import { openDatabases } from "./Databases.ts"
 import { HealthBench } from "./HealthBench.ts"
+import { HumanBench } from "./HumanBench.ts"
 import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
 import { conditions, heading, jsonLine, table } from "./Report.ts"
 
@@ -10,7 +11,7 @@ import { conditions, heading, jsonLine, table } from "./Report.ts"
  * Podium in this process. Env: BENCH_SECONDS (per load level, default 5), DATABASE_URL (a
  * PostgreSQL server to create the databases on; an embedded one otherwise).
  */
-const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [HealthBench, AuthBench, InferenceBench]
+const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [HealthBench, AuthBench, InferenceBench, HumanBench]
 
 const usage = () =>
   ["usage: npm run bench [-- <name>...]", "benchmarks:", ...benchmarks.map((b) => `  ${b.name.padEnd(8)} ${b.description}`)]
