@@ -344,4 +344,41 @@ describe("human evaluation", () => {
     expect(detail.body.history[0]).toMatchObject({ revision, reference: "draft 101", confirmed: false })
     expect(detail.body.history.at(-1).reference).toBe("draft 2")
   })
+  it("every route refuses a missing credential or an API token with 401, and malformed bodies with 400, in the error body", async () => {
+    const { id } = await humanLeaderboard(["b-1", "b-2"])
+    const caseId = crypto.randomUUID()
+    const routes: Array<[string, string, unknown]> = [
+      ["GET", `${H(id)}/`, undefined],
+      ["GET", `${H(id)}/export`, undefined],
+      ["GET", `${H(id)}/documents`, undefined],
+      ["POST", `${H(id)}/documents`, { id: crypto.randomUUID(), name: "a.txt", scope: "case", data: "YQ==" }],
+      ["DELETE", `${H(id)}/documents/${crypto.randomUUID()}`, undefined],
+      ["POST", `${H(id)}/cases`, { id: caseId, input: "q" }],
+      ["GET", `${H(id)}/cases/${caseId}`, undefined],
+      ["PUT", `${H(id)}/cases/${caseId}/config`, { revision: 1, prompt_override: null }],
+      ["POST", `${H(id)}/cases/${caseId}/generate`, {}],
+      ["PUT", `${H(id)}/cases/${caseId}/review`, { revision: 1, confirm: false, review: { verdicts: {}, reference: "", notes: "" } }]
+    ]
+    const apiToken = (await podium.request("POST", "/api/tokens", { token: owner, json: { name: "not here" } })).body.secret
+    for (const [method, path, json] of routes) {
+      for (const token of [undefined, apiToken]) {
+        const reply = await podium.request(method, path, { token, json })
+        expect(reply.status, `${method} ${path}`).toBe(401)
+        expect(reply.body.error.code).toBe("unauthorized")
+        expect(reply.headers.get("www-authenticate")).toBe("Bearer")
+      }
+    }
+    for (const [method, path, json] of routes.filter(([, , json]) => json !== undefined)) {
+      const malformed = await podium.request(method, path, { token: owner, body: "{not json", headers: { "content-type": "application/json" } })
+      expect(malformed.status, `${method} ${path}`).toBe(400)
+      expect(malformed.body.error.code).toBe("validation_failed")
+      if (Object.keys(json as object).length === 0) continue // generate's body has no fields to get wrong
+      const wrongShape = await podium.request(method, path, { token: owner, json: { ...(json as object), revision: "one", id: "not-a-uuid" } })
+      expect(wrongShape.status, `${method} ${path}`).toBe(400)
+      expect(wrongShape.body.error.code).toBe("validation_failed")
+    }
+    const notUuid = await podium.request("GET", `${H(id)}/cases/not-a-uuid`, { token: owner })
+    expect(notUuid.status).toBe(400)
+    expect(notUuid.body.error.details.issues[0].path).toEqual(["params", "case_id"])
+  })
 })

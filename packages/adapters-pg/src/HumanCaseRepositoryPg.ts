@@ -115,20 +115,24 @@ const difference = (after: Tallies | undefined, before: Tallies | undefined) => 
   }
 }
 
-const toResponse = (slots: ReadonlyArray<Slot>, row: ResponseRow): CaseResponse => {
-  const slot = slots.find((s) => s.response_id === row.id)!
-  return {
-    ...slot,
-    status: row.status,
-    output: row.output,
-    error: row.error,
-    latency_ms: row.latency_ms,
-    usage: UsageJson.decode(row.usage),
-    cost_usd: row.cost_usd,
-    trace_id: row.trace_id,
-    created_at: utc(row.created_at)
-  }
-}
+/** The stored responses in the order of the slots; slots not answered yet have none. */
+const inSlotOrder = (slots: ReadonlyArray<Slot>, rows: ReadonlyArray<ResponseRow>): Array<CaseResponse> =>
+  slots.flatMap((slot) => {
+    const row = rows.find((r) => r.id === slot.response_id)
+    return row === undefined ? [] : [toResponse(slot, row)]
+  })
+
+const toResponse = (slot: Slot, row: ResponseRow): CaseResponse => ({
+  ...slot,
+  status: row.status,
+  output: row.output,
+  error: row.error,
+  latency_ms: row.latency_ms,
+  usage: UsageJson.decode(row.usage),
+  cost_usd: row.cost_usd,
+  trace_id: row.trace_id,
+  created_at: utc(row.created_at)
+})
 
 const toCase = (row: CaseRow, responses: ReadonlyArray<ResponseRow>): HumanCase => {
   const slots = row.slots === null ? [] : SlotsJson.decode(row.slots)
@@ -138,10 +142,7 @@ const toCase = (row: CaseRow, responses: ReadonlyArray<ResponseRow>): HumanCase 
     ? Stage.cases.Generating.make({ claim_id: row.claim_id!, claimed_at: utc(row.claimed_at!), slots: [...slots] })
     : Stage.cases.Generated.make({
       generated_at: utc(row.generated_at!),
-      responses: slots.flatMap((slot) => {
-        const found = responses.find((r) => r.id === slot.response_id)
-        return found === undefined ? [] : [toResponse(slots, found)]
-      }),
+      responses: inSlotOrder(slots, responses),
       review: ReviewJson.decode(row.review),
       revealed_at: row.revealed_at === null ? null : utc(row.revealed_at)
     })
@@ -293,12 +294,7 @@ export const HumanCaseRepositoryPg = Layer.effect(
       Effect.gen(function*() {
         const [row] = yield* sql<{ slots: unknown }>`SELECT slots FROM human_cases WHERE id = ${id}`
         if (row === undefined || row.slots === null) return []
-        const slots = SlotsJson.decode(row.slots)
-        const rows = yield* responseRows(id)
-        return slots.flatMap((slot) => {
-          const found = rows.find((r) => r.id === slot.response_id)
-          return found === undefined ? [] : [toResponse(slots, found)]
-        })
+        return inSlotOrder(SlotsJson.decode(row.slots), yield* responseRows(id))
       }).pipe(Effect.orDie)
 
     const history = (id: CaseId, limit: number) =>

@@ -1,8 +1,7 @@
 import { Schema } from "effect"
+import { Uuid } from "./Ids.ts"
 
 /** The shared vocabulary of human evaluation: ids, verdicts, document scopes and the limits. */
-
-const Uuid = Schema.String.check(Schema.isUUID())
 
 /** Client-generated (any valid UUID), distinct from every document id. */
 export const CaseId = Uuid.pipe(Schema.brand("CaseId"))

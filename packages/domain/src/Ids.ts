@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-const Uuid = Schema.String.check(Schema.isUUID())
+export const Uuid = Schema.String.check(Schema.isUUID())
 
 export const WorkspaceId = Uuid.pipe(Schema.brand("WorkspaceId"))
 export type WorkspaceId = typeof WorkspaceId.Type
