@@ -1,9 +1,9 @@
 import { assert, describe, it } from "vitest"
-import { Context, DateTime, Effect, Exit, Layer, Scope } from "effect"
+import { Context, DateTime, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
-import { TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
+import { queueCapacity, TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
 import type { WorkspaceId } from "@podium/domain/Ids"
 import { IdGenerator } from "@podium/domain/ports/IdGenerator"
 import { TraceWriter } from "@podium/domain/ports/TraceWriter"
@@ -74,5 +74,75 @@ describe("TraceWriterPg", () => {
         yield* Scope.close(scope, Exit.void)
         assert.strictEqual((yield* rowsOf(leaderboard)).rows, 300)
       })))
+  })
+
+  describe("data the database refuses", () => {
+    it("stores U+0000 and lone surrogates as U+FFFD", () =>
+      live(Effect.gen(function*() {
+        const leaderboard = crypto.randomUUID()
+        const scope = yield* Scope.make()
+        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const base = yield* trace(leaderboard)
+        yield* writer.record({
+          ...base,
+          input: "a\u0000b",
+          output: "x\ud800y",
+          error: "\udc00",
+          messages: [{ role: "user", content: "c\u0000d\ud83d" }]
+        })
+        yield* writer.flush
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ input: string; output: string; error: string; content: string }>`
+          SELECT input, output, error, messages->0->>'content' AS content FROM traces WHERE id = ${base.id}`
+        assert.deepStrictEqual(row, { input: "a\uFFFDb", output: "x\uFFFDy", error: "\uFFFD", content: "c\uFFFDd\uFFFD" })
+        yield* Scope.close(scope, Exit.void)
+      })))
+
+    it("sets a refused row aside and writes the 10,000 traces after it", () =>
+      live(Effect.gen(function*() {
+        const leaderboard = crypto.randomUUID()
+        const scope = yield* Scope.make()
+        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const poisoned = { ...yield* trace(leaderboard), leaderboard_model_id: "not-a-uuid" }
+        yield* writer.record(poisoned)
+        const traces = yield* Effect.all(Array.from({ length: 10_000 }, () => trace(leaderboard)))
+        yield* Effect.forEach(traces, writer.record, { concurrency: "unbounded" })
+        yield* writer.flush.pipe(Effect.timeout("60 seconds"))
+        assert.strictEqual((yield* rowsOf(leaderboard)).rows, 10_000)
+        yield* Scope.close(scope, Exit.void)
+      })), 90_000)
+
+    it("holds callers once the queue is full, and loses none of them", () =>
+      live(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const leaderboard = crypto.randomUUID()
+        const scope = yield* Scope.make()
+        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const lock = yield* sql.withTransaction(
+          sql`LOCK TABLE traces IN EXCLUSIVE MODE`.pipe(
+            Effect.andThen(Deferred.succeed(locked, undefined)),
+            Effect.andThen(Deferred.await(release))
+          )
+        ).pipe(Effect.forkChild)
+        yield* Deferred.await(locked)
+        const total = queueCapacity + 3_000
+        let returned = 0
+        const traces = yield* Effect.all(Array.from({ length: total }, () => trace(leaderboard)))
+        const recording = yield* Effect.forEach(traces, (t) => Effect.tap(writer.record(t), () => Effect.sync(() => returned++)), {
+          concurrency: "unbounded"
+        }).pipe(Effect.forkChild)
+        yield* Effect.sleep("1 second")
+        // one batch in the blocked INSERT, at most a batch more in hand, the rest in the queue
+        assert.isBelow(returned, total)
+        assert.isAtMost(returned, queueCapacity + 2_000)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(lock)
+        yield* Fiber.join(recording)
+        yield* writer.flush.pipe(Effect.timeout("60 seconds"))
+        assert.strictEqual((yield* rowsOf(leaderboard)).rows, total)
+        yield* Scope.close(scope, Exit.void)
+      })), 90_000)
   })
 })

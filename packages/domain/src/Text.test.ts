@@ -1,0 +1,29 @@
+import { describe, expect, it } from "@effect/vitest"
+import fc from "fast-check"
+import { isStorableText, storableJson, storableText } from "./Text.ts"
+
+// What Postgres accepts: no NUL, and a string that survives a UTF-8 round trip unchanged.
+const postgresAccepts = (text: string) => !text.includes("\u0000") && Buffer.from(text, "utf8").toString("utf8") === text
+
+describe("storableText", () => {
+  it("replaces NUL and lone surrogates by U+FFFD and keeps pairs", () => {
+    expect(storableText("a\u0000b\ud800c\udc00d😀")).toBe("a\uFFFDb\uFFFDc\uFFFDd😀")
+    expect(storableText("\ud83d")).toBe("\uFFFD")
+    expect(storableText("plain")).toBe("plain")
+  })
+
+  it("always gives text Postgres accepts, and changes only what it must", () => {
+    fc.assert(fc.property(fc.string({ unit: "binary" }), (text) => {
+      const stored = storableText(text)
+      expect(postgresAccepts(stored)).toBe(true)
+      expect(isStorableText(text)).toBe(postgresAccepts(text))
+      if (postgresAccepts(text)) expect(stored).toBe(text)
+      expect(stored.length).toBeLessThanOrEqual(text.length)
+    }))
+  })
+
+  it("storableJson reaches strings and keys at any depth", () => {
+    expect(storableJson({ "k\u0000": ["x\ud800", { y: "\u0000" }], n: 1, b: null }))
+      .toEqual({ "k\uFFFD": ["x\uFFFD", { y: "\uFFFD" }], n: 1, b: null })
+  })
+})

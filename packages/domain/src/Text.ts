@@ -1,0 +1,27 @@
+/**
+ * Text that PostgreSQL can store. Postgres refuses U+0000 in `text` and `jsonb`, and a lone UTF-16
+ * surrogate cannot be encoded as UTF-8 at all. Text we did not write ourselves (upstream answers,
+ * provider errors) is stored with both replaced by U+FFFD; what the client gets is untouched.
+ */
+
+// With the `u` flag a surrogate pair is one code point, so only NUL and lone surrogates match.
+const unstorable = /[\u0000\uD800-\uDFFF]/gu
+const unstorableTest = /[\u0000\uD800-\uDFFF]/u
+
+/** True when Postgres can store `text` as it is. */
+export const isStorableText = (text: string): boolean => !unstorableTest.test(text)
+
+/** `text` with U+0000 and lone surrogates replaced by U+FFFD. */
+export const storableText = (text: string): string => isStorableText(text) ? text : text.replace(unstorable, "\uFFFD")
+
+/** A JSON value with every string in it (keys too) made storable. */
+export const storableJson = <A>(value: A): A => {
+  if (typeof value === "string") return storableText(value) as A
+  if (Array.isArray(value)) return value.map(storableJson) as A
+  if (typeof value === "object" && value !== null && !(value instanceof Date) && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {}
+    for (const [key, inner] of Object.entries(value)) out[storableText(key)] = storableJson(inner)
+    return out as A
+  }
+  return value
+}
