@@ -13,8 +13,11 @@ export interface OpenAiFake {
   readonly seen: Array<SeenRequest>
   /** The completions answered, as sent. */
   readonly sent: Array<string>
-  /** What the next answers are: a completion (default), an upstream error, or invalid JSON. */
-  mode: "ok" | "error" | "garbage"
+  /**
+   * What the next answers are: a completion (default), an upstream error, invalid JSON, or a
+   * completion whose content holds U+0000 and a lone surrogate (which Postgres cannot store).
+   */
+  mode: "ok" | "error" | "garbage" | "poison"
   readonly close: () => Promise<void>
 }
 
@@ -46,7 +49,8 @@ export const startOpenAiFake = async (): Promise<OpenAiFake> => {
       const last = body?.messages?.at(-1)?.content ?? ""
       res.writeHead(200, { "content-type": "application/json" })
       // pretty-printed, so a proxy that re-serialises the answer shows up
-      const answer = JSON.stringify(completion(`echo: ${last}`, body?.model), null, 2)
+      const content = fake.mode === "poison" ? `poison: \u0000 \ud800 ${last}` : `echo: ${last}`
+      const answer = JSON.stringify(completion(content, body?.model), null, 2)
       fake.sent.push(answer)
       res.end(answer)
     })

@@ -58,6 +58,19 @@ const fake = (request: IncomingMessage, response: ServerResponse) => {
         return response.writeHead(200, { "content-type": "application/json" }).end("{not json")
       case "no-choices":
         return json(response, 200, { error: { message: `Rate limited ${token}`, code: 429 } })
+      case "echo-parts":
+        return json(response, 401, {
+          error: {
+            message: `Incorrect API key provided: ${token.slice(0, 8)}****${token.slice(-6)} (basic ${
+              Buffer.from(`user:${token}`).toString("base64")
+            })`
+          }
+        })
+      case "nul":
+        return json(response, 200, {
+          ...completion(undefined),
+          choices: [{ index: 0, message: { role: "assistant", content: "a\u0000b\ud800c" } }]
+        })
       case "hang":
         return
       case "slow":
@@ -302,5 +315,21 @@ describe("ChatProviderOpenAi", () => {
       const result = yield* complete(target())
       assert.isAbove(result.latencyMs, 0)
       assert.strictEqual(result.latencyMs, Math.round(result.latencyMs * 10) / 10)
+    }))
+
+  it.effect("redacts a key echoed in part or in base64", () =>
+    Effect.gen(function*() {
+      const failed = yield* failure(target({ modelName: "echo-parts", token: Option.some(Redacted.make("sk-live-0123456789abcdef")) }))
+      assert.include(failed.reason, "[redacted]")
+      assert.notInclude(failed.reason, "sk-live-")
+      assert.notInclude(failed.reason, "abcdef")
+      assert.notInclude(failed.reason, Buffer.from("sk-live-0123456789abcdef").toString("base64").slice(8, 20))
+    }))
+
+  it.effect("keeps the upstream's bytes for the client and gives storable text for the trace", () =>
+    Effect.gen(function*() {
+      const result = yield* complete(target({ modelName: "nul" }))
+      assert.include(result.body, "a\\u0000b\\ud800c")
+      assert.strictEqual(result.output, "a\uFFFDb\uFFFDc")
     }))
 })

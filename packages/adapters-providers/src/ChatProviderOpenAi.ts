@@ -6,7 +6,9 @@ import {
   type ChatTarget,
   type ChatUsage
 } from "@podium/domain/ports/ChatProvider"
+import { storableText } from "@podium/domain/Text"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { redactSecret } from "./Redaction.ts"
 import { SafeHttp, SafeHttpError, type SafeRequestOptions } from "./SafeHttpClient.ts"
 
 export interface ChatProviderOpenAiOptions {
@@ -66,12 +68,9 @@ const endpointOf = (
   }
 }
 
-/** Upstream words reach users and logs: never let them repeat the token. */
-const scrub = (text: string, token: Option.Option<Redacted.Redacted<string>>) => {
-  if (Option.isNone(token)) return text
-  const secret = Redacted.value(token.value)
-  return secret === "" ? text : text.split(secret).join("[redacted]")
-}
+/** Upstream words reach users, traces and logs: never let them repeat the token in any form. */
+const scrub = (text: string, token: Option.Option<Redacted.Redacted<string>>) =>
+  Option.isNone(token) ? text : redactSecret(text, Redacted.value(token.value))
 
 /** The message of an OpenAI-shaped `{"error": {"message"}}` (or a bare `{"error": "..."}`). */
 const upstreamMessage = (body: unknown): string | undefined => {
@@ -120,7 +119,7 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
           new ChatProviderFailed({
             candidate_id: target.candidateId,
             candidate_name: target.candidateName,
-            reason: scrub(reason, target.token),
+            reason: storableText(scrub(reason, target.token)),
             upstream_status,
             latency_ms
           })
@@ -206,7 +205,7 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
       : null
     return {
       body: text,
-      output: outputOf(json.choices),
+      output: Option.getOrNull(Option.map(Option.fromNullishOr(outputOf(json.choices)), storableText)),
       usage,
       costUsd: reportedCost(json) ?? priced,
       latencyMs: yield* elapsedMs
