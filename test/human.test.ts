@@ -207,6 +207,18 @@ describe("human evaluation", () => {
     expect(summary.body.ranking.rows.map((r: { technical_errors: number }) => r.technical_errors).sort()).toEqual([0, 1])
   })
 
+  it("an answer holding U+0000 and a lone surrogate is stored with U+FFFD and the case is generated", async () => {
+    const { id } = await humanLeaderboard(["nul-a", "nul-b"])
+    const caseId = (await newCase(id, { input: "Say something odd" })).body.id as string
+    fake.mode = "poison"
+    const generated = await generate(id, caseId).finally(() => fake.mode = "ok")
+    expect(generated.status).toBe(200)
+    expect(generated.body.status).toBe("generated")
+    for (const r of generated.body.responses) {
+      expect(r).toMatchObject({ status: "succeeded", output: "poison: \uFFFD \uFFFD Say something odd" })
+    }
+  })
+
   it("a draft made before the candidates changed cannot be generated", async () => {
     const { id } = await humanLeaderboard(["c-1", "c-2"])
     const caseId = (await newCase(id)).body.id as string

@@ -18,8 +18,10 @@ import {
   type CaseCounts,
   type CaseListItem,
   HumanCaseRepository,
-  type ReviewHistoryEntry
+  type ReviewHistoryEntry,
+  ResponseRefused
 } from "@podium/domain/ports/HumanCaseRepository"
+import { storableText } from "@podium/domain/Text"
 import { toDate, toDateOrNull } from "./Rows.ts"
 
 /** jsonb columns hold the JSON encoding of the domain's schemas (timestamps as ISO strings). */
@@ -285,10 +287,16 @@ export const HumanCaseRepositoryPg = Layer.effect(
     const saveResponse = (caseId: CaseId, r: CaseResponse) =>
       sql`INSERT INTO human_responses (id, case_id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd,
             trace_id, created_at)
-          VALUES (${r.response_id}, ${caseId}, ${r.candidate_id}, ${r.label}, ${r.status}, ${r.output}, ${r.error},
+          VALUES (${r.response_id}, ${caseId}, ${r.candidate_id}, ${r.label}, ${r.status},
+            ${r.output === null ? null : storableText(r.output)}, ${r.error === null ? null : storableText(r.error)},
             ${r.latency_ms}, ${r.usage === null ? null : pg.json(UsageJson.encode(r.usage))}, ${r.cost_usd}, ${r.trace_id},
             ${toDate(r.created_at)})
-          ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.orDie)
+          ON CONFLICT DO NOTHING`.pipe(
+        Effect.asVoid,
+        Effect.catch((error) =>
+          error.isRetryable ? Effect.die(error) : Effect.fail(new ResponseRefused({ reason: error.message }))
+        )
+      )
 
     const responses = (id: CaseId) =>
       Effect.gen(function*() {

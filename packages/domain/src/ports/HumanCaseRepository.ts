@@ -1,4 +1,4 @@
-import { Context, type DateTime, type Effect, type Option } from "effect"
+import { Context, type DateTime, type Effect, type Option, Schema } from "effect"
 import type { CaseResponse, HumanCase, ReviewInput } from "../HumanCase.ts"
 import type { Tallies } from "../HumanRanking.ts"
 import type { CaseId } from "../HumanEval.ts"
@@ -12,6 +12,11 @@ export interface ReviewHistoryEntry {
   readonly saved_by: UserId | null
   readonly saved_at: DateTime.Utc
 }
+
+/** The database refused a response's data (not a passing failure: saving it again would fail again). */
+export class ResponseRefused extends Schema.TaggedError<ResponseRefused>()("ResponseRefused", {
+  reason: Schema.String
+}) {}
 
 /** What an insert found: the case is new, or the id was taken (by this case, another one, or a document). */
 export type Inserted =
@@ -55,8 +60,11 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
    * review's verdicts on the responses and `history` appended, in one transaction.
    */
   readonly update: (next: HumanCase, history?: ReviewHistoryEntry) => Effect.Effect<boolean>
-  /** Stores a generated response; a second save for the same slot keeps the first (activities repeat). */
-  readonly saveResponse: (caseId: CaseId, response: CaseResponse) => Effect.Effect<void>
+  /**
+   * Stores a generated response; a second save for the same slot keeps the first (activities
+   * repeat). Fails with `ResponseRefused` when the database refuses the response's data.
+   */
+  readonly saveResponse: (caseId: CaseId, response: CaseResponse) => Effect.Effect<void, ResponseRefused>
   /** The responses stored so far, in the order of the case's slots (while generating: the finished ones). */
   readonly responses: (id: CaseId) => Effect.Effect<ReadonlyArray<CaseResponse>>
   /** Counts over every case of the leaderboard; `configuration` names the current one. */

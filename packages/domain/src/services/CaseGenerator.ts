@@ -14,6 +14,9 @@ import { ChatTargets, isCallable } from "./ChatTargets.ts"
 /** The failure stored when a Service candidate has no deployment to call. */
 const noDeployment = "the candidate is served by a model of this service, which has no active deployment"
 
+/** The failure stored when the database refuses a generated answer. */
+const notStored = "the answer could not be stored"
+
 /**
  * The steps of a claimed generation, each safe to repeat (durable execution runs them at least
  * once): `slots` lists what to answer, `answer` calls one candidate unless its response is stored,
@@ -99,7 +102,13 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
           token_id: null,
           created_at: started
         })
-        yield* cases.saveResponse(c.id, response)
+        // an answer the database refuses fails its own response; the case still completes
+        yield* cases.saveResponse(c.id, response).pipe(
+          Effect.catch(() =>
+            cases.saveResponse(c.id, { ...response, status: "failed", output: null, usage: null, error: notStored })
+          ),
+          Effect.orDie
+        )
       })
 
       return CaseGenerator.of({
