@@ -200,7 +200,7 @@ describe("security in the document", () => {
   })
 
   it("uses ApiToken for the hub dataset check", () => {
-    expect(effectiveSecurity(operation("POST", "/api/datasets/hub/check"))).toEqual([{ ApiToken: [] }])
+    expect(effectiveSecurity(operation("POST", "/api/datasets/hub/check"))).toEqual([{ ApiToken: ["leaderboards:write"] }])
   })
 })
 

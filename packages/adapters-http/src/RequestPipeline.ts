@@ -4,6 +4,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, Ht
 import { HttpApiError } from "effect/http-api"
 import { randomUUID } from "node:crypto"
 import type { ErrorBody } from "./api/Errors.ts"
+import { type InputIssue, jsonBodyIssue, urlIssue } from "./RequestInput.ts"
 
 /** The largest request body accepted (push requests of 10 MiB of rows fit, with JSON overhead). */
 export const maxBodyBytes = 16 * 1024 * 1024
@@ -16,6 +17,9 @@ const errorResponse = (status: number, body: ErrorBody, headers: Record<string, 
 /** The path alone: query strings stay out of logs. */
 const pathOf = (url: string) => new URL(url, "http://x").pathname
 
+/** A path as error messages quote it: never more than 200 characters of what the caller sent. */
+const shown = (path: string) => path.length > 200 ? `${path.slice(0, 200)}…` : path
+
 const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** The validation issues of a failed decode, as `[{path, message}]` with `path` an array of keys. */
@@ -27,6 +31,39 @@ const issuesOf = (error: HttpApiError.HttpApiSchemaError) =>
     ].map((key) => (typeof key === "number" ? key : String(key))),
     message: issue.message
   }))
+
+const invalid = (issues: ReadonlyArray<InputIssue>) =>
+  errorResponse(400, {
+    code: "validation_failed",
+    message: issues.length === 1
+      ? `Invalid request: ${issues[0]!.message} at ${issues[0]!.path.join(".")}`
+      : `Invalid request: ${issues.length} problems`,
+    details: { issues }
+  })
+
+const tooLarge = () =>
+  errorResponse(413, {
+    code: "payload_too_large",
+    message: `The request body is larger than ${maxBodyBytes} bytes`
+  }, { connection: "close" })
+
+const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/**
+ * What no route accepts, refused before any route runs (see RequestInput): a URL or JSON body with
+ * U+0000 or lone surrogates, JSON nested too deep, and a declared length over the limit (refused
+ * without reading the body).
+ */
+const refuseHostileInput = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const inUrl = urlIssue(request.url)
+    if (inUrl !== undefined) return invalid([inUrl])
+    const length = Number(request.headers["content-length"] ?? 0)
+    if (length > maxBodyBytes) return tooLarge()
+    if (!bodyMethods.has(request.method) || !(request.headers["content-type"] ?? "").includes("json")) return undefined
+    const inBody = jsonBodyIssue(yield* request.text)
+    return inBody === undefined ? undefined : invalid([inBody])
+  })
 
 const statusCodes: Record<number, string> = {
   400: "bad_request",
@@ -101,16 +138,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
         Effect.as(errorResponse(500, { code: "internal", message: "Internal error" }))
       )
     }
-    if (HttpApiError.HttpApiSchemaError.is(error)) {
-      const issues = issuesOf(error)
-      return Effect.succeed(errorResponse(400, {
-        code: "validation_failed",
-        message: issues.length === 1
-          ? `Invalid request: ${issues[0]!.message} at ${issues[0]!.path.join(".")}`
-          : `Invalid request: ${issues.length} problems`,
-        details: { issues }
-      }))
-    }
+    if (HttpApiError.HttpApiSchemaError.is(error)) return Effect.succeed(invalid(issuesOf(error)))
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
       return Effect.succeed(errorResponse(413, { code: "payload_too_large", message: error.message }))
     }
@@ -120,22 +148,22 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
         const path = pathOf(request.url)
         const allowed = extraPaths.includes(path) ? ["GET"] : allowedMethods(path)
         return Effect.succeed(
-          allowed.length > 0
+          allowed.length > 0 && !allowed.includes(request.method)
             ? errorResponse(405, {
               code: "method_not_allowed",
-              message: `${request.method} is not allowed on ${path}`,
+              message: `${request.method} is not allowed on ${shown(path)}`,
               details: { allowed }
             }, { allow: allowed.join(", ") })
-            : errorResponse(404, { code: "not_found", message: `No route for ${request.method} ${path}` })
+            : errorResponse(404, {
+              code: "not_found",
+              message: `No route for ${request.method} ${shown(path)}`
+            })
         )
       }
       if (reason._tag === "RequestParseError") {
         return Effect.succeed(
           reason.reason === "BodyTooLarge"
-            ? errorResponse(413, {
-              code: "payload_too_large",
-              message: `The request body is larger than ${maxBodyBytes} bytes`
-            }, { connection: "close" })
+            ? tooLarge()
             : errorResponse(400, { code: "invalid_body", message: "The request body could not be read" })
         )
       }
@@ -165,7 +193,8 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
       const request = yield* HttpServerRequest.HttpServerRequest
       const incoming = request.headers["x-request-id"]
       const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
-      let response = yield* app.pipe(
+      let response = yield* refuseHostileInput(request).pipe(
+        Effect.flatMap((refused) => refused === undefined ? app : Effect.succeed(refused)),
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
         Effect.catchCause((cause) => fromCause(cause, request)),
         Effect.annotateLogs("request_id", requestId)

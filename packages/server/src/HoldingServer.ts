@@ -1,4 +1,24 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
+
+/**
+ * What Node answers itself, before any request reaches the application (headers too large, a
+ * request that timed out, bytes that are not HTTP), with the contract's JSON error body instead of
+ * Node's empty one.
+ */
+const answerClientError = (error: Error & { readonly code?: string }, socket: Duplex) => {
+  if (!socket.writable || (error.code === "ECONNRESET")) return socket.destroy()
+  const [status, reason, code, message] = error.code === "HPE_HEADER_OVERFLOW"
+    ? [431, "Request Header Fields Too Large", "headers_too_large", "The request headers are too large"] as const
+    : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+    ? [408, "Request Timeout", "request_timeout", "The request took too long to arrive"] as const
+    : [400, "Bad Request", "bad_request", "The request is not valid HTTP"] as const
+  const body = JSON.stringify({ error: { code, message } })
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`
+  )
+}
 
 /**
  * A Node HTTP server that holds requests arriving before the application's handler is attached
@@ -8,6 +28,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  */
 export const createHoldingServer = (): Server => {
   const server = createServer()
+  server.on("clientError", answerClientError)
   const held: Array<readonly [IncomingMessage, ServerResponse]> = []
   const hold = (request: IncomingMessage, response: ServerResponse) => {
     held.push([request, response])

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { WorkspaceId } from "@podium/domain/Ids"
 import { BadGateway, BadRequest, Forbidden, NotFound } from "./Errors.ts"
-import { ApiTokenAuth, RequiredScope } from "./Security.ts"
+import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
 export const HubCheckView = Schema.Struct({
   dataset_url: Schema.String,
@@ -28,7 +28,7 @@ export class DatasetsApi extends HttpApiGroup.make("datasets")
       success: HubCheckView,
       error: [BadRequest, Forbidden, NotFound, BadGateway]
     }).annotate(OpenApi.Summary, "Check a hub dataset and count its rows")
-      .annotate(RequiredScope, "leaderboards:write")
+      .annotateMerge(requiresScope("leaderboards:write"))
       .annotateMerge(OpenApi.annotations({
         description: "Checks that a hub dataset exists and is readable (with the workspace's hub integration token " +
           "when there is one) and reports its row count. Needs scope `leaderboards:write`, or a session. " +

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { LeaderboardId } from "@podium/domain/Leaderboard"
 import { BadGateway, BadRequest, Conflict, NotFound, TooManyRequests } from "./Errors.ts"
-import { ApiTokenAuth, RequiredScope } from "./Security.ts"
+import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
 const Text = Schema.String.check(Schema.isMaxLength(1_000_000))
 
@@ -32,7 +32,7 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
     payload: InferenceRequest,
     success: ProviderResponse,
     error: [BadRequest, NotFound, Conflict, TooManyRequests, BadGateway]
-  }).annotate(RequiredScope, "leaderboards:inference").annotateMerge(OpenApi.annotations({
+  }).annotateMerge(requiresScope("leaderboards:inference")).annotateMerge(OpenApi.annotations({
     summary,
     description: "Served by the leaderboard's chosen model: the manual choice, else the ranking's winner (human evaluation's " +
       "common rows), else " +

@@ -13,7 +13,7 @@ import {
 } from "@podium/domain/Leaderboard"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
 import { Label, Timestamp } from "./Schemas.ts"
-import { ApiTokenAuth, RequiredScope } from "./Security.ts"
+import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
 const OpenRecord = Schema.Record(Schema.String, Schema.Json)
 /** Inside open objects every value must be JSON, so timestamps are carried as their ISO strings. */
@@ -122,12 +122,12 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
         next_offset: Schema.NullOr(Schema.Int)
       }),
       error: [BadRequest, Forbidden]
-    }).annotate(RequiredScope, read).annotate(OpenApi.Summary, "List leaderboards, newest first"),
+    }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "List leaderboards, newest first"),
     HttpApiEndpoint.post("create", "/api/leaderboards", {
       payload: CreateLeaderboardRequest,
       success: Schema.Struct({ leaderboard: LeaderboardView, challenge: ChallengeView }).pipe(HttpApiSchema.status(201)),
       error: [BadRequest, Forbidden]
-    }).annotate(RequiredScope, write).annotate(OpenApi.Summary, "Create a leaderboard"),
+    }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Create a leaderboard"),
     HttpApiEndpoint.get("get", "/api/leaderboards/:leaderboard_id", {
       params: LeaderboardParams,
       success: Schema.Struct({
@@ -137,13 +137,13 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
         runs: Schema.Array(OpenRecord)
       }),
       error: [BadRequest, NotFound]
-    }).annotate(RequiredScope, read).annotate(OpenApi.Summary, "A leaderboard with its challenge, candidates and runs"),
+    }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "A leaderboard with its challenge, candidates and runs"),
     HttpApiEndpoint.patch("update", "/api/leaderboards/:leaderboard_id", {
       params: LeaderboardParams,
       payload: UpdateLeaderboardRequest,
       success: Schema.Struct({ leaderboard: LeaderboardView, challenge: ChallengeView }),
       error: [BadRequest, NotFound, Conflict]
-    }).annotate(RequiredScope, write).annotateMerge(OpenApi.annotations({
+    }).annotateMerge(requiresScope(write)).annotateMerge(OpenApi.annotations({
       summary: "Change a leaderboard",
       description: "Partial. Unknown properties are kept and returned. `status` may be set to active, paused or " +
         "archived (`running` is the service's); an archived leaderboard accepts only a status change (409 " +
@@ -153,18 +153,18 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
       params: LeaderboardParams,
       success: Deleted(LeaderboardId),
       error: [BadRequest, NotFound]
-    }).annotate(RequiredScope, write).annotate(OpenApi.Summary, "Delete a leaderboard (then 404 everywhere)"),
+    }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Delete a leaderboard (then 404 everywhere)"),
     HttpApiEndpoint.get("listModels", "/api/leaderboards/:leaderboard_id/models", {
       params: LeaderboardParams,
       success: Schema.Struct({ models: Schema.Array(CandidateView) }),
       error: [BadRequest, NotFound]
-    }).annotate(RequiredScope, read).annotate(OpenApi.Summary, "List a leaderboard's candidate models"),
+    }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "List a leaderboard's candidate models"),
     HttpApiEndpoint.post("addModel", "/api/leaderboards/:leaderboard_id/models", {
       params: LeaderboardParams,
       payload: AddCandidateRequest,
       success: Schema.Struct({ model: CandidateView }).pipe(HttpApiSchema.status(201)),
       error: [BadRequest, NotFound, Conflict]
-    }).annotate(RequiredScope, write).annotateMerge(OpenApi.annotations({
+    }).annotateMerge(requiresScope(write)).annotateMerge(OpenApi.annotations({
       summary: "Add a candidate model",
       description: "Router and Hub need `model_name` (the provider's model id); Custom needs `url`, the " +
         "OpenAI-compatible base URL (`{url}/chat/completions` is called) and `auth_type` bearer (default), " +
@@ -175,7 +175,7 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
       params: { ...LeaderboardParams, leaderboard_model_id: CandidateId },
       success: Deleted(CandidateId),
       error: [BadRequest, NotFound, Conflict]
-    }).annotate(RequiredScope, write).annotate(OpenApi.Summary, "Remove a candidate model")
+    }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Remove a candidate model")
   )
   .middleware(ApiTokenAuth)
   .annotateMerge(OpenApi.annotations({ title: "Leaderboards" }))

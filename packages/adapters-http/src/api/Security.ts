@@ -14,6 +14,25 @@ export class RequiredScope extends Context.Service<RequiredScope, Scope>()(
   "@podium/adapters-http/api/Security/RequiredScope"
 ) {}
 
+/**
+ * The endpoint needs `scope` on an API token: checked by ApiTokenAuth/PushAuth at run time, and
+ * stated in the OpenAPI document as the ApiToken requirement's role (`security: [{ApiToken:
+ * [scope]}]`) and as `x-required-scope`, so clients and tests can read it.
+ */
+export const requiresScope = (scope: Scope): Context.Context<never> =>
+  Context.merge(
+    Context.make(RequiredScope, scope),
+    OpenApi.annotations({
+      transform: (operation) => ({
+        ...operation,
+        security: (operation.security ?? []).map((requirement: Record<string, Array<string>>) =>
+          Object.fromEntries(Object.entries(requirement).map(([name, roles]) => [name, name === "ApiToken" ? [scope] : roles]))
+        ),
+        "x-required-scope": scope
+      })
+    })
+  )
+
 export const apiTokenScheme = HttpApiSecurity.bearer.pipe(
   HttpApiSecurity.annotate(OpenApi.Format, "service"),
   HttpApiSecurity.annotate(

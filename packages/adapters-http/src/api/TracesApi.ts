@@ -4,7 +4,7 @@ import { LeaderboardId } from "@podium/domain/Leaderboard"
 import { TraceSource } from "@podium/domain/Trace"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { PageQuery } from "./LeaderboardsApi.ts"
-import { ApiTokenAuth, RequiredScope } from "./Security.ts"
+import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
 export const TraceFormat = Schema.Literals(["json", "jsonl", "ndjson"])
 
@@ -44,7 +44,7 @@ export class TracesApi extends HttpApiGroup.make("traces")
         Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/jsonl" }))
       ],
       error: [BadRequest, NotFound]
-    }).annotate(RequiredScope, "leaderboards:read").annotateMerge(OpenApi.annotations({
+    }).annotateMerge(requiresScope("leaderboards:read")).annotateMerge(OpenApi.annotations({
       summary: "Export a leaderboard's traces",
       description: "Traces in creation order, filtered by `source` and `run_id`, skipping `offset`. They are read " +
         "in batches of `limit` rows (one query each), at most `batch_limit` batches (default 25) per request, " +

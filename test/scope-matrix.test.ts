@@ -1,0 +1,61 @@
+import { Scopes } from "@podium/domain/Scope"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { fill, type Operation, operations } from "./support/OpenApiRoutes.ts"
+import { type Podium, session, startPodium } from "./support/Podium.ts"
+
+let podium: Podium
+let owner: string
+let routes: ReadonlyArray<Operation>
+const tokens = new Map<string, string>() // scope -> a token carrying only that scope
+
+beforeAll(async () => {
+  podium = await startPodium()
+  owner = await session("matrix-owner")
+  routes = await operations(podium)
+  for (const scope of Scopes) {
+    const created = await podium.request("POST", "/api/tokens", { token: owner, json: { name: scope, scopes: [scope] } })
+    expect(created.status).toBe(201)
+    tokens.set(scope, created.body.secret)
+  }
+})
+afterAll(() => podium.stop())
+
+const call = (route: Operation, token: string) =>
+  podium.request(route.method, fill(route.path), { token, ...(route.method === "GET" ? {} : { json: {} }) })
+
+// Generated from /openapi.json: a new route is covered the day it is added.
+describe("every API-token route × every single-scope token", () => {
+  it("the document names a scope for every route that takes API tokens", () => {
+    const tokenRoutes = routes.filter((r) => r.schemes.includes("ApiToken"))
+    expect(tokenRoutes.length).toBeGreaterThan(5)
+    for (const route of tokenRoutes) expect(Scopes, `${route.method} ${route.path}`).toContain(route.requiredScope)
+  })
+
+  it("the named scope gets past authorisation, every other scope is 403 insufficient_scope", async () => {
+    for (const route of routes.filter((r) => r.schemes.includes("ApiToken"))) {
+      for (const scope of Scopes) {
+        const reply = await call(route, tokens.get(scope)!)
+        const where = `${route.method} ${route.path} with ${scope}: ${reply.status} ${reply.text.slice(0, 200)}`
+        if (scope === route.requiredScope) {
+          expect([401, 403], where).not.toContain(reply.status)
+          expect(reply.status, where).toBeLessThan(500)
+        } else {
+          expect(reply.status, where).toBe(403)
+          expect(reply.body.error, where).toMatchObject({ code: "insufficient_scope", details: { required_scope: route.requiredScope } })
+        }
+      }
+    }
+  })
+
+  it("session-only routes refuse API tokens of every scope with 401", async () => {
+    const sessionRoutes = routes.filter((r) => r.schemes.includes("Session") && !r.schemes.includes("ApiToken"))
+    expect(sessionRoutes.length).toBeGreaterThan(5)
+    for (const route of sessionRoutes) {
+      for (const scope of Scopes) {
+        const reply = await call(route, tokens.get(scope)!)
+        expect(reply.status, `${route.method} ${route.path} with ${scope}`).toBe(401)
+        expect(reply.body.error.code).toBeTypeOf("string")
+      }
+    }
+  })
+})
