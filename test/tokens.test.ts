@@ -64,6 +64,7 @@ describe("creating API tokens", () => {
     for (const json of [
       { name: "x", budget_limit: -1 },
       { name: "x", scopes: ["admin"] },
+      { name: "x", scopes: [] }, // only an omitted list means every scope
       { name: "x", expires_in: "2w" },
       { name: "   " },
       {}

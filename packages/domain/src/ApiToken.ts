@@ -57,8 +57,14 @@ export const lastUseResolution = Duration.minutes(1)
 export const shouldRecordUse = (lastUsedAt: DateTime.Utc | null, now: DateTime.Utc): boolean =>
   lastUsedAt === null || !DateTime.isGreaterThan(DateTime.addDuration(lastUsedAt, lastUseResolution), now)
 
-/** Scopes a token gets when the request names none: everything. */
+/** Scopes a token gets when the request omits them: everything. */
 export const defaultScopes: ReadonlyArray<Scope> = Scopes
+
+/**
+ * The scopes a request may name: at least one. An empty list is refused rather than read as "all"
+ * (a caller who sends `[]` means "none", which would make a useless token); omit the field for all.
+ */
+export const RequestedScopes = Schema.Array(Scope).check(Schema.isMinLength(1))
 
 export interface TokenRequest {
   readonly name: string
@@ -68,7 +74,7 @@ export interface TokenRequest {
   readonly budget_reset_interval?: BudgetResetInterval | null | undefined
 }
 
-/** A new, active token as requested: duplicate scopes folded, none meaning all, expiry from `now`. */
+/** A new, active token as requested: duplicate scopes folded, omitted meaning all, expiry from `now`. */
 export const issue = (request: TokenRequest, issued: {
   readonly id: TokenId
   readonly workspaceId: WorkspaceId
@@ -81,7 +87,7 @@ export const issue = (request: TokenRequest, issued: {
     workspace_id: issued.workspaceId,
     name: request.name,
     display_prefix: issued.displayPrefix,
-    scopes: request.scopes === undefined || request.scopes.length === 0 ? defaultScopes : [...new Set(request.scopes)],
+    scopes: request.scopes === undefined ? defaultScopes : [...new Set(request.scopes)],
     expires_at: Option.getOrNull(expiryFor(request.expires_in ?? "none", issued.now)),
     budget_limit: request.budget_limit ?? null,
     budget_reset_interval: request.budget_reset_interval ?? null,

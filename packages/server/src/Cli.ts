@@ -7,12 +7,12 @@ import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { runMigrations } from "@podium/adapters-pg/Migrations"
-import { ApiTokenPrefix, ExpiresIn, issue } from "@podium/domain/ApiToken"
+import { ApiTokenPrefix, ExpiresIn, issue, RequestedScopes } from "@podium/domain/ApiToken"
 import type { TokenId, WorkspaceId } from "@podium/domain/Ids"
 import { ApiTokenRepository } from "@podium/domain/ports/ApiTokenRepository"
 import { IdGenerator } from "@podium/domain/ports/IdGenerator"
 import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
-import { Scope, Scopes } from "@podium/domain/Scope"
+import { Scopes } from "@podium/domain/Scope"
 import { AppLive, DatabaseClientLive, DatabaseLive, LoggingLive } from "./App.ts"
 import { loadConfig, type PodiumConfig } from "./Config.ts"
 import { mintDevSession } from "./DevSession.ts"
@@ -72,7 +72,7 @@ const tokenCreate = Command.make("create", {
 }, ({ businessId, email, expiresIn, name, scopes }) =>
   withConfig((config) =>
     Effect.gen(function*() {
-      const scopeList = yield* Schema.decodeUnknownEffect(Schema.Array(Scope))(scopes.split(",").map((s) => s.trim()))
+      const scopeList = yield* Schema.decodeUnknownEffect(RequestedScopes)(scopes.split(",").map((s) => s.trim()))
       const workspaceId = yield* findWorkspace(businessId, email)
       const secrets = yield* TokenSecrets
       const ids = yield* IdGenerator

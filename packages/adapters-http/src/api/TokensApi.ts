@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BudgetResetInterval, ExpiresIn, TokenStatus } from "@podium/domain/ApiToken"
+import { BudgetResetInterval, ExpiresIn, RequestedScopes, TokenStatus } from "@podium/domain/ApiToken"
 import { TokenId, UserId, WorkspaceId } from "@podium/domain/Ids"
 import { Scope } from "@podium/domain/Scope"
 import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
@@ -27,7 +27,9 @@ export type TokenView = typeof TokenView.Type
 export const CreateTokenRequest = Schema.Struct({
   name: Label(200),
   business_id: Schema.optionalKey(WorkspaceId),
-  scopes: Schema.optionalKey(Schema.Array(Scope).annotate({ description: "Defaults to every scope" })),
+  scopes: Schema.optionalKey(RequestedScopes.annotate({
+    description: "At least one scope; omit the field for every scope (an empty list is refused)"
+  })),
   expires_in: Schema.optionalKey(ExpiresIn),
   budget_limit: Schema.optionalKey(Schema.NullOr(Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0)))),
   budget_reset_interval: Schema.optionalKey(Schema.NullOr(BudgetResetInterval))
