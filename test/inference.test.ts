@@ -105,18 +105,38 @@ describe("inference through the chosen model", () => {
     expect(trace["token_id"]).not.toBeNull()
   })
 
-  it("ranking_winner serves the chosen candidate while there is no run; none chosen is 409", async () => {
+  it("ranking_winner before any ranking: the chosen candidate, else the only one, else 409 saying how to choose", async () => {
     const id = await leaderboard()
-    const only = await candidate(id, { name: "custom", platform: "Custom", url: `${fake.url}/custom/v1`, auth_type: "header", auth_header_name: "X-Api-Key", token: "custom-key" })
     const none = await infer(id, { input: "hi" })
     expect(none.status).toBe(409)
     expect(none.body.error.code).toBe("no_serving_model")
-    await choose(id, only, "ranking_winner")
-    const reply = await infer(id, { messages: [{ role: "user", content: "hi" }] })
-    expect(reply.status).toBe(200)
-    expect(reply.headers.get("x-service-model-source")).toBe("Custom")
+    const only = await candidate(id, { name: "custom", platform: "Custom", url: `${fake.url}/custom/v1`, auth_type: "header", auth_header_name: "X-Api-Key", token: "custom-key" })
+    const alone = await infer(id, { messages: [{ role: "user", content: "hi" }] })
+    expect(alone.status, alone.text).toBe(200)
+    expect(alone.headers.get("x-service-leaderboard-model-id")).toBe(only)
+    expect(alone.headers.get("x-service-model-source")).toBe("Custom")
     expect(fake.seen.at(-1)).toMatchObject({ path: "/custom/v1/chat/completions", headers: { "x-api-key": "custom-key" } })
     expect(fake.seen.at(-1)!.headers.authorization).toBeUndefined()
+
+    const second = await candidate(id, { name: "second", platform: "Custom", url: `${fake.url}/second/v1` })
+    const two = await infer(id, { input: "hi" })
+    expect(two.status).toBe(409)
+    expect(two.body.error.code).toBe("no_serving_model")
+    expect(two.body.error.message).toContain("chosen_leaderboard_model_id")
+    await choose(id, second, "ranking_winner")
+    const chosen = await infer(id, { input: "hi" })
+    expect(chosen.status).toBe(200)
+    expect(chosen.headers.get("x-service-leaderboard-model-id")).toBe(second)
+  })
+
+  it("messages win over input, prompt, question and query sent alongside", async () => {
+    const id = await leaderboard()
+    await choose(id, await candidate(id, { name: "custom", platform: "Custom", url: `${fake.url}/both/v1` }))
+    const reply = await infer(id, { messages: [{ role: "user", content: "from messages" }], input: "from input", query: "q" })
+    expect(reply.status, reply.text).toBe(200)
+    expect(fake.seen.at(-1)!.body.messages).toEqual([{ role: "user", content: "from messages" }])
+    const both = await infer(id, { input: "a", prompt: "b" })
+    expect(both.status).toBe(400)
   })
 
   it("a Router candidate without its own token uses the workspace's router integration", async () => {

@@ -146,9 +146,10 @@ describe("creating leaderboards", () => {
     expect(fetched.body.leaderboard).toEqual(reply.body.leaderboard)
   })
 
-  it("a GET dataset needs an http(s) dataset_url; a PUSH dataset needs none", async () => {
+  it("a GET dataset's dataset_url is http(s) when given, and may come later; a PUSH dataset needs none", async () => {
     const missing = await podium.request("POST", "/api/leaderboards", { token: owner, json: { name: "no url" } })
-    expectValidation(missing, ["dataset_url"], "missing")
+    expect(missing.status, missing.text).toBe(201)
+    expect(missing.body.challenge).toMatchObject({ dataset_type: "GET", dataset_url: null })
     expectValidation(await createLeaderboard({ dataset_url: "ftp://data.example.com/rows" }), ["dataset_url"], "ftp")
     expectValidation(await createLeaderboard({ dataset_url: "rows.jsonl" }), ["dataset_url"], "relative")
     const push = await podium.request("POST", "/api/leaderboards", {

@@ -58,11 +58,14 @@ export class Leaderboard extends Schema.Class<Leaderboard>("Leaderboard")({
 
 const httpUrl = /^https?:\/\/[^\s/]+/
 
-/** A GET dataset is fetched from its URL, so it must have an http(s) one. */
+/**
+ * A GET dataset is fetched from its URL, so a URL given must be http(s). It may be missing at
+ * create (set it later); a run without a usable dataset is 409 `dataset_missing`.
+ */
 export const checkDataset = (challenge: Pick<Challenge, "dataset_type" | "dataset_url">): Result.Result<void, InvalidInput> =>
-  challenge.dataset_type === "GET" && (challenge.dataset_url === null || !httpUrl.test(challenge.dataset_url))
+  challenge.dataset_type === "GET" && challenge.dataset_url !== null && !httpUrl.test(challenge.dataset_url)
     ? Result.fail(new InvalidInput({
-      message: "A GET dataset needs an http(s) dataset_url",
+      message: "A GET dataset's dataset_url must be an http(s) URL",
       path: ["dataset_url"]
     }))
     : Result.void

@@ -13,8 +13,9 @@ export interface PromptInput {
 const textFields = ["input", "prompt", "question", "query"] as const
 
 /**
- * The conversation sent to a candidate. The input is `messages`, or exactly one of input, prompt,
- * question and query. The challenge's `model_prompt` is a template for the (last) user message:
+ * The conversation sent to a candidate. The input is `messages` when given (non-empty); then any of
+ * input, prompt, question and query sent alongside is ignored (the request is an open object, and
+ * OpenAI-style clients send extra fields). Otherwise it is exactly one of those four. The challenge's `model_prompt` is a template for the (last) user message:
  * `{input}` is replaced by the input, and without the placeholder the input follows the template
  * after a blank line. `system_prompt`, when set, leads as a system message unless the caller sent one.
  */
@@ -24,7 +25,7 @@ export const buildMessages = (
 ): Result.Result<{ readonly input: string; readonly messages: ReadonlyArray<ChatMessage> }, InvalidInput> => {
   const given = textFields.filter((field) => request[field] !== undefined)
   const hasMessages = request.messages !== undefined && request.messages.length > 0
-  if (given.length + (hasMessages ? 1 : 0) !== 1) {
+  if (!hasMessages && given.length !== 1) {
     return Result.fail(new InvalidInput({
       message: "Give the input as messages or as exactly one of input, prompt, question and query",
       path: given.length > 1 ? [given[1]!] : ["messages"]

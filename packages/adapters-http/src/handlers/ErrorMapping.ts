@@ -70,7 +70,9 @@ export const toApiError = {
   StreamingUnsupported: () =>
     Effect.fail(apiError(BadRequest, "streaming_unsupported", "Streaming is not supported: send stream false or leave it out")),
   NoServingModel: (e: NoServingModel) =>
-    Effect.fail(apiError(Conflict, "no_serving_model", "The leaderboard has no model to serve: choose a candidate", {
+    Effect.fail(apiError(Conflict, "no_serving_model", "The leaderboard has no model to serve: choose one with PATCH /api/leaderboards/{id} " +
+        "{\"chosen_model_strategy\": \"manual\", \"chosen_leaderboard_model_id\": \"<candidate id>\"}, " +
+        "or keep ranking_winner and run the leaderboard", {
       leaderboard_id: e.leaderboard_id
     })),
   NoActiveDeployment: (e: NoActiveDeployment) =>

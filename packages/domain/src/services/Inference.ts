@@ -32,7 +32,8 @@ export interface Served {
 
 /**
  * The candidate that serves a leaderboard: the manual choice; else the ranking's winner (human
- * evaluation's common rows; runs will set it too), else the chosen candidate; else none.
+ * evaluation's common rows; runs will set it too), else the chosen candidate, else the only
+ * candidate when there is exactly one; else none (409 `no_serving_model`).
  */
 export const servingCandidate = (
   leaderboard: Pick<Leaderboard, "chosen_model_strategy" | "chosen_leaderboard_model_id">,
@@ -40,9 +41,10 @@ export const servingCandidate = (
   rankingWinner: string | null
 ): Candidate | undefined => {
   const byId = (id: string | null) => candidates.find((c) => c.id === id)
-  return leaderboard.chosen_model_strategy === "manual"
-    ? byId(leaderboard.chosen_leaderboard_model_id)
-    : byId(rankingWinner) ?? byId(leaderboard.chosen_leaderboard_model_id)
+  if (leaderboard.chosen_model_strategy === "manual") return byId(leaderboard.chosen_leaderboard_model_id)
+  // before any ranking: the chosen candidate, else the only one
+  return byId(rankingWinner) ?? byId(leaderboard.chosen_leaderboard_model_id) ??
+    (candidates.length === 1 ? candidates[0] : undefined)
 }
 
 /** Production traffic through a leaderboard's serving candidate; every call leaves a trace. */
