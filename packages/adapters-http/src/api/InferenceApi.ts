@@ -36,7 +36,8 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
     summary,
     description: "Served by the leaderboard's chosen model: the manual choice, else the ranking's winner (human evaluation's " +
       "common rows), else " +
-      "the chosen candidate (409 `no_serving_model` when there is none). The input is `messages` or exactly one " +
+      "the chosen candidate, else the only candidate (409 `no_serving_model`, saying how to choose, when there " +
+      "is none). The input is `messages` (which win over any of the fields below sent alongside) or exactly one " +
       "of input, prompt, question and query; the challenge's `system_prompt` leads as a system message and its " +
       "`model_prompt` templates the user message (`{input}` is replaced; without it the input follows a blank " +
       "line). `stream: true` is 400 `streaming_unsupported`. A failing candidate is 502 `upstream_error` naming " +
