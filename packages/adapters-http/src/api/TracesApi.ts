@@ -18,11 +18,14 @@ export const TraceList = Schema.Struct({
   leaderboard_id: LeaderboardId,
   traces_url: Schema.String.annotate({ description: "This export as JSONL" }),
   count: Schema.Int.annotate({ description: "Rows in this response" }),
-  limit: Schema.Int,
+  limit: Schema.Int.annotate({ description: "Most rows one response returns" }),
   offset: Schema.Int,
-  batch_count: Schema.Int.annotate({ description: "Batches read (one query of up to `limit` rows each)" }),
+  batch_count: Schema.Int.annotate({ description: "Database round trips made (up to `batch_limit` rows each)" }),
   scanned_rows: Schema.Int.annotate({ description: "Rows read from storage; filters run in the database, so equal to count" }),
-  next_offset: Schema.NullOr(Schema.Int),
+  next_offset: Schema.NullOr(Schema.Int).annotate({ description: "offset + count while rows remain, else null" }),
+  next_cursor: Schema.NullOr(Schema.String).annotate({
+    description: "Pass as `cursor` for the next page (the last row's id) while rows remain, else null"
+  }),
   rows: Schema.Array(TraceRow)
 }).annotate({ identifier: "TraceList" })
 
@@ -35,6 +38,7 @@ export class TracesApi extends HttpApiGroup.make("traces")
         source: Schema.optionalKey(TraceSource),
         run_id: Schema.optionalKey(Schema.String.check(Schema.isUUID())),
         format: Schema.optionalKey(TraceFormat),
+        cursor: Schema.optionalKey(Schema.String.check(Schema.isUUID())),
         batch_limit: Schema.optionalKey(
           Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
         )
@@ -46,11 +50,12 @@ export class TracesApi extends HttpApiGroup.make("traces")
       error: [BadRequest, NotFound]
     }).annotateMerge(requiresScope("leaderboards:read")).annotateMerge(OpenApi.annotations({
       summary: "Export a leaderboard's traces",
-      description: "Traces in creation order, filtered by `source` and `run_id`, skipping `offset`. They are read " +
-        "in batches of `limit` rows (one query each), at most `batch_limit` batches (default 25) per request, " +
-        "so one request returns at most limit × batch_limit rows (100,000). `format` jsonl (default) or ndjson " +
-        "streams one JSON object per line in constant memory; json answers a TraceList whose `next_offset` " +
-        "continues the export (null when it ended before the batch limit)."
+      description: "Traces in creation order, filtered by `source` and `run_id`: at most `limit` rows (1–1000, " +
+        "default 100) after `cursor` (a trace id, the previous page's `next_cursor`) and `offset`, fetched " +
+        "`batch_limit` rows (1–100, default 25) per database round trip. Follow `next_cursor` for a full export: " +
+        "each page is an index seek, however deep. `format` jsonl (default) or ndjson streams one JSON object " +
+        "per line, with the next page's cursor in the `X-Next-Cursor` header (absent on the last page); json " +
+        "answers a TraceList with `next_cursor` and `next_offset` (null on the last page)."
     }))
   )
   .middleware(ApiTokenAuth)

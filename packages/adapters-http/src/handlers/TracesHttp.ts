@@ -26,11 +26,11 @@ export const TracesHttp = HttpApiBuilder.group(
       Effect.gen(function*() {
         const limit = query.limit ?? 100
         const offset = query.offset ?? 0
-        const batchLimit = query.batch_limit ?? 25
-        const batches = yield* exporter.batches(yield* CurrentPrincipal, params.leaderboard_id, {
+        const { batches, nextCursor } = yield* exporter.page(yield* CurrentPrincipal, params.leaderboard_id, {
           limit,
           offset,
-          batchLimit,
+          batchLimit: query.batch_limit ?? 25,
+          cursor: query.cursor,
           source: query.source,
           runId: query.run_id
         })
@@ -38,7 +38,7 @@ export const TracesHttp = HttpApiBuilder.group(
         if (format !== "json") {
           return HttpServerResponse.stream(
             batches.pipe(Stream.map((batch) => encoder.encode(batch.map((t) => JSON.stringify(wire(t)) + "\n").join("")))),
-            { contentType: contentTypes[format] }
+            { contentType: contentTypes[format], headers: nextCursor === null ? {} : { "x-next-cursor": nextCursor } }
           )
         }
         const read = yield* Stream.runCollect(batches)
@@ -51,7 +51,8 @@ export const TracesHttp = HttpApiBuilder.group(
           offset,
           batch_count: read.length,
           scanned_rows: rows.length,
-          next_offset: rows.length === limit * batchLimit ? offset + rows.length : null,
+          next_offset: nextCursor === null ? null : offset + rows.length,
+          next_cursor: nextCursor,
           rows
         }
       }).pipe(mapDomainErrors))

@@ -7,27 +7,37 @@ import type { Trace, TraceSource } from "../Trace.ts"
 import { Leaderboards } from "./Leaderboards.ts"
 
 export interface ExportQuery {
-  /** Rows per batch (one database query each). */
+  /** Most rows one request returns. */
   readonly limit: number
-  /** Matching rows to skip before the first batch. */
+  /** Matching rows to skip (after `cursor`, when given). */
   readonly offset: number
-  /** Most batches one request reads. */
+  /** Rows fetched per database round trip. */
   readonly batchLimit: number
+  /** Start after this trace id: the `next_cursor` of the previous page. */
+  readonly cursor?: string | undefined
   readonly source?: TraceSource | undefined
   readonly runId?: string | undefined
 }
 
+export interface ExportPage {
+  /** The page's rows, one database round trip per element; lazy, one batch held at a time. */
+  readonly batches: Stream.Stream<ReadonlyArray<Trace>>
+  /** Where the next page starts (the id of this page's last row), or null when this page ends the export. */
+  readonly nextCursor: string | null
+}
+
 /**
- * Trace export: matching traces in creation order, read in batches of `limit` rows, at most
- * `batchLimit` batches per request. The stream is lazy and holds one batch at a time, so an export
- * of any size runs in constant memory.
+ * Trace export: matching traces in creation (id) order, a page of at most `limit` rows after
+ * `cursor` and `offset`, fetched `batchLimit` rows per round trip. A cursor is an index seek, so a
+ * full export page by page costs the same per page however deep it goes; `offset` is kept for
+ * clients that page by count.
  */
 export class TraceExport extends Context.Service<TraceExport, {
-  readonly batches: (
+  readonly page: (
     principal: Principal,
     leaderboardId: LeaderboardId,
     query: ExportQuery
-  ) => Effect.Effect<Stream.Stream<ReadonlyArray<Trace>>, NotFound>
+  ) => Effect.Effect<ExportPage, NotFound>
 }>()("@podium/domain/services/TraceExport") {
   static readonly layer = Layer.effect(
     TraceExport,
@@ -35,29 +45,33 @@ export class TraceExport extends Context.Service<TraceExport, {
       const leaderboards = yield* Leaderboards
       const reader = yield* TraceReader
 
-      const batches = Effect.fn("TraceExport.batches")(function*(
+      const page = Effect.fn("TraceExport.page")(function*(
         principal: Principal,
         leaderboardId: LeaderboardId,
         query: ExportQuery
       ) {
         yield* leaderboards.get(principal, leaderboardId)
         const filter = { leaderboardId, source: query.source, runId: query.runId }
-        type Cursor = { readonly afterId: string } | { readonly offset: number }
-        return Stream.paginate(
-          { cursor: { offset: query.offset } as Cursor, read: 0 },
+        const start = { afterId: query.cursor ?? null, offset: query.offset }
+        // the id the page ends on, when another row follows it
+        const nextCursor = yield* reader.pageEnd(filter, start, query.limit)
+        const batches = Stream.paginate(
+          { cursor: start, read: 0 },
           ({ cursor, read }) =>
-            Effect.map(reader.batch(filter, cursor, query.limit), (rows) => {
+            Effect.map(reader.batch(filter, cursor, Math.min(query.batchLimit, query.limit - read)), (rows) => {
               const last = rows.at(-1)
-              const more = rows.length === query.limit && read + 1 < query.batchLimit && last !== undefined
+              const total = read + rows.length
+              const more = last !== undefined && total < query.limit && rows.length === Math.min(query.batchLimit, query.limit - read)
               return [
                 [rows],
-                more ? Option.some({ cursor: { afterId: last.id } as Cursor, read: read + 1 }) : Option.none()
+                more ? Option.some({ cursor: { afterId: last.id, offset: 0 }, read: total }) : Option.none()
               ] as const
             })
         ).pipe(Stream.filter((rows) => rows.length > 0))
+        return { batches, nextCursor }
       })
 
-      return TraceExport.of({ batches })
+      return TraceExport.of({ page })
     })
   )
 }
