@@ -1,8 +1,11 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { BudgetLedger } from "@podium/domain/ports/BudgetLedger"
+import { BudgetLedger, type Reserved } from "@podium/domain/ports/BudgetLedger"
 import { IdGenerator } from "@podium/domain/ports/IdGenerator"
 import { toDate } from "./Rows.ts"
+
+/** Money as Postgres numeric text: JavaScript's shortest decimal form of the number, exact from there on. */
+const money = (usd: number) => String(usd)
 
 export const BudgetLedgerPg = Layer.effect(
   BudgetLedger,
@@ -10,41 +13,46 @@ export const BudgetLedgerPg = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
 
-    /** Takes a reservation's amount off the books and adds its actual cost, once. */
+    /** Takes a reservation off the books and adds its actual cost, once. */
     const release = (id: string, actual: number) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ token_id: string; window_start: Date; amount_usd: number }>`
-          DELETE FROM token_reservations WHERE id = ${id} RETURNING token_id, window_start, amount_usd`
+        const rows = yield* sql<{ token_id: string; window_start: Date; amount_usd: string; unpriced: boolean }>`
+          DELETE FROM token_reservations WHERE id = ${id} RETURNING token_id, window_start, amount_usd, unpriced`
         const row = rows[0]
         if (row === undefined) return false
-        yield* sql`UPDATE token_spend SET reserved_usd = reserved_usd - ${row.amount_usd},
-                     settled_usd = settled_usd + ${actual}
+        yield* sql`UPDATE token_spend SET reserved_usd = reserved_usd - ${row.amount_usd}::numeric,
+                     settled_usd = settled_usd + ${money(actual)}::numeric,
+                     unpriced_in_flight = unpriced_in_flight - ${row.unpriced ? 1 : 0}
                    WHERE token_id = ${row.token_id} AND window_start = ${row.window_start}`
         return true
       }))
 
     return BudgetLedger.of({
-      reserve: ({ amount, expiresAt, limit, tokenId, windowStart }) =>
+      reserve: ({ amount, expiresAt, limit, tokenId, unpriced, windowStart }) =>
         sql.withTransaction(Effect.gen(function*() {
           const id = yield* ids.next
-          yield* sql`INSERT INTO token_spend (token_id, window_start) VALUES (${tokenId}, ${toDate(windowStart)})
-                     ON CONFLICT DO NOTHING`
+          const window = toDate(windowStart)
+          yield* sql`INSERT INTO token_spend (token_id, window_start) VALUES (${tokenId}, ${window}) ON CONFLICT DO NOTHING`
           // The check and the hold are one statement: the row lock serialises concurrent calls.
-          // A call estimated to cost nothing is never blocked; what it really costs is settled.
-          const held = yield* sql<{ spent: number }>`
-            UPDATE token_spend SET reserved_usd = reserved_usd + ${amount}
-            WHERE token_id = ${tokenId} AND window_start = ${toDate(windowStart)}
-              AND (${amount} = 0 OR settled_usd + reserved_usd < ${limit})
-            RETURNING settled_usd + reserved_usd AS spent`
+          const held = yield* sql`
+            UPDATE token_spend SET reserved_usd = reserved_usd + ${money(amount)}::numeric,
+                unpriced_in_flight = unpriced_in_flight + ${unpriced ? 1 : 0}
+            WHERE token_id = ${tokenId} AND window_start = ${window}
+              AND settled_usd + reserved_usd < ${money(limit)}::numeric
+              AND unpriced_in_flight = 0
+              AND (${!unpriced} OR reserved_usd = 0)
+            RETURNING 1`
           if (held.length === 0) {
-            const [row] = yield* sql<{ spent: number }>`
-              SELECT settled_usd + reserved_usd AS spent FROM token_spend
-              WHERE token_id = ${tokenId} AND window_start = ${toDate(windowStart)}`
-            return { reservation: Option.none(), spent: row?.spent ?? 0 }
+            const [row] = yield* sql<{ spent: string }>`
+              SELECT settled_usd + reserved_usd AS spent FROM token_spend WHERE token_id = ${tokenId} AND window_start = ${window}`
+            const spent = Number(row?.spent ?? 0)
+            const refused: Reserved = spent >= limit ? { _tag: "Exceeded", spent } : { _tag: "Busy" }
+            return refused
           }
-          yield* sql`INSERT INTO token_reservations (id, token_id, window_start, amount_usd, expires_at)
-                     VALUES (${id}, ${tokenId}, ${toDate(windowStart)}, ${amount}, ${toDate(expiresAt)})`
-          return { reservation: Option.some(id), spent: held[0]!.spent }
+          yield* sql`INSERT INTO token_reservations (id, token_id, window_start, amount_usd, unpriced, expires_at)
+                     VALUES (${id}, ${tokenId}, ${window}, ${money(amount)}::numeric, ${unpriced}, ${toDate(expiresAt)})`
+          const reserved: Reserved = { _tag: "Held", reservation: id }
+          return reserved
         })).pipe(Effect.orDie),
       settle: (id, actual) => release(id, actual).pipe(Effect.asVoid, Effect.orDie),
       sweep: (now) =>

@@ -10,6 +10,7 @@ import changeNotifications from "./migrations/0006_change_notifications.ts"
 import humanEvaluation from "./migrations/0007_human_evaluation.ts"
 import rankingWinner from "./migrations/0008_ranking_winner.ts"
 import humanTallies from "./migrations/0009_human_tallies.ts"
+import exactBudgets from "./migrations/0010_exact_budgets.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -21,7 +22,8 @@ export const loader = PgMigrator.fromRecord({
   "0006_change_notifications": changeNotifications,
   "0007_human_evaluation": humanEvaluation,
   "0008_ranking_winner": rankingWinner,
-  "0009_human_tallies": humanTallies
+  "0009_human_tallies": humanTallies,
+  "0010_exact_budgets": exactBudgets
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -1,6 +1,7 @@
 import { DateTime } from "effect"
 import { describe, expect, it } from "vitest"
-import { estimateCost, retryAfterSeconds, windowOf } from "./Budget.ts"
+import fc from "fast-check"
+import { boundCall, messageAllowanceTokens, retryAfterSeconds, utf8Bytes, windowOf } from "./Budget.ts"
 
 const now = DateTime.makeUnsafe("2026-11-18T15:30:00.000Z")
 
@@ -18,9 +19,21 @@ describe("budgets", () => {
     expect(retryAfterSeconds(null, now)).toBe(86_400)
   })
 
-  it("estimates prompt and output at the candidate's prices, and nothing without prices", () => {
-    expect(estimateCost({ input: 0.15, output: 0.6 }, 4000, 500)).toBeCloseTo((1000 * 0.15 + 500 * 0.6) / 1e6, 12)
-    expect(estimateCost({ input: 1, output: 1 }, 0, undefined)).toBeCloseTo(1024 / 1e6, 12)
-    expect(estimateCost({ input: null, output: 0.6 }, 4000, 500)).toBe(0)
+  it("bounds input by UTF-8 bytes plus a per-message allowance, output by max_tokens or the cap", () => {
+    const messages = [{ role: "user", content: "héllo" }] // 6 bytes + 4 for the role
+    const input = 6 + 4 + messageAllowanceTokens
+    expect(boundCall({ input: 2, output: 3 }, messages, 500, 4096)).toEqual({
+      _tag: "Bounded",
+      amount: (input * 2 + 500 * 3) / 1e6,
+      maxTokens: 500
+    })
+    expect(boundCall({ input: 2, output: 3 }, messages, undefined, 4096)).toMatchObject({ maxTokens: 4096 })
+    expect(boundCall({ input: null, output: 3 }, messages, undefined, 4096)).toEqual({ _tag: "Unbounded", maxTokens: 4096 })
+  })
+
+  it("counts UTF-8 bytes as Node encodes them", () => {
+    fc.assert(fc.property(fc.string({ unit: "binary" }), (text) => {
+      expect(utf8Bytes(text)).toBe(Buffer.byteLength(text, "utf8"))
+    }))
   })
 })

@@ -11,19 +11,58 @@ export const windowOf = (token: Pick<ApiToken, "budget_reset_interval">, now: Da
 export const retryAfterSeconds = (end: DateTime.Utc | null, now: DateTime.Utc): number =>
   end === null ? 86_400 : Math.max(1, Math.ceil((DateTime.toEpochMillis(end) - DateTime.toEpochMillis(now)) / 1000))
 
+/** Tokens allowed per message on top of its text: role, separators and the chat template's markers. */
+export const messageAllowanceTokens = 16
+
+/** UTF-8 length of `text`, counted without encoding it. */
+export const utf8Bytes = (text: string): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4
+        i++
+      } else bytes += 3
+    } else bytes += 3
+  }
+  return bytes
+}
+
+export interface Prices {
+  /** USD per million tokens; null when unknown. */
+  readonly input: number | null
+  readonly output: number | null
+}
+
+/** What a budgeted call may cost, decided before it is made. */
+export type CallBound =
+  /** At most `amount` USD: the input and output prices are known. */
+  | { readonly _tag: "Bounded"; readonly amount: number; readonly maxTokens: number }
+  /** The price is unknown: the cost is only known once the upstream reports it. */
+  | { readonly _tag: "Unbounded"; readonly maxTokens: number }
+
 /**
- * What to hold back before a call: the price of the prompt (about 4 characters a token) plus
- * `max_tokens` (1,024 when not given) of output. Unknown prices estimate 0: such a call is never
- * blocked, and its reported cost still counts once it is settled.
+ * The reservation of a budgeted call: an upper bound of its cost whenever the prices are known.
+ * Input tokens are bounded by the UTF-8 bytes of the messages (a token is at least one byte in the
+ * byte-level tokenisers models use) plus `messageAllowanceTokens` per message; output tokens by
+ * `max_tokens`, or `defaultMaxTokens` when the caller sets none, which is then sent upstream so
+ * the bound holds.
  */
-export const estimateCost = (
-  prices: { readonly input: number | null; readonly output: number | null },
-  promptCharacters: number,
-  maxTokens: number | undefined
-): number =>
-  prices.input === null || prices.output === null
-    ? 0
-    : (Math.ceil(promptCharacters / 4) * prices.input + (maxTokens ?? 1024) * prices.output) / 1_000_000
+export const boundCall = (
+  prices: Prices,
+  messages: ReadonlyArray<{ readonly role: string; readonly content: string }>,
+  maxTokens: number | undefined,
+  defaultMaxTokens: number
+): CallBound => {
+  const output = maxTokens ?? defaultMaxTokens
+  if (prices.input === null || prices.output === null) return { _tag: "Unbounded", maxTokens: output }
+  const input = messages.reduce((n, m) => n + utf8Bytes(m.content) + utf8Bytes(m.role) + messageAllowanceTokens, 0)
+  return { _tag: "Bounded", amount: (input * prices.input + output * prices.output) / 1_000_000, maxTokens: output }
+}
 
 export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("BudgetExceeded", {
   token_id: Schema.String,

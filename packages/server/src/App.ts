@@ -37,6 +37,8 @@ import { SecretCipherAesGcm } from "@podium/adapters-pg/SecretCipherAesGcm"
 import { TraceReaderPg } from "@podium/adapters-pg/TraceReaderPg"
 import { TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
+import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
+import { BudgetDefaultMaxTokens } from "@podium/domain/ports/PriceCatalogue"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
@@ -150,6 +152,8 @@ export const ServicesLive = (config: PodiumConfig) =>
         hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)
       }),
       HubDatasetsHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
+      PriceCatalogueRouter.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
+      Layer.succeed(BudgetDefaultMaxTokens, config.budgetDefaultMaxTokens),
       ChatProviderOpenAi.layer({
         routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
         hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl),

@@ -36,6 +36,10 @@ export const PodiumConfig = Config.all({
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 600_000 })),
     "PROVIDER_TIMEOUT_MS"
   ).pipe(Config.withDefault(60_000)),
+  budgetDefaultMaxTokens: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
+    "BUDGET_DEFAULT_MAX_TOKENS"
+  ).pipe(Config.withDefault(4096)),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })

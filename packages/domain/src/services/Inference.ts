@@ -1,13 +1,14 @@
-import { Context, DateTime, Duration, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
 import type { Candidate } from "../Candidate.ts"
 import type { InvalidInput, NotFound } from "../CommonErrors.ts"
 import { NoActiveDeployment, NoServingModel, StreamingUnsupported, UpstreamFailed } from "../InferenceErrors.ts"
 import { type Leaderboard, LeaderboardArchived, type LeaderboardId } from "../Leaderboard.ts"
 import type { Principal } from "../Principal.ts"
 import { buildMessages, type PromptInput } from "../Prompt.ts"
-import { BudgetExceeded, estimateCost, retryAfterSeconds, windowOf } from "../Budget.ts"
+import { BudgetExceeded, boundCall, type CallBound, type Prices, retryAfterSeconds, windowOf } from "../Budget.ts"
 import { BudgetLedger } from "../ports/BudgetLedger.ts"
-import { type ChatMessage, ChatProvider } from "../ports/ChatProvider.ts"
+import { ChatProvider } from "../ports/ChatProvider.ts"
+import { BudgetDefaultMaxTokens, PriceCatalogue } from "../ports/PriceCatalogue.ts"
 import { IdGenerator } from "../ports/IdGenerator.ts"
 import { TraceWriter } from "../ports/TraceWriter.ts"
 import type { Trace } from "../Trace.ts"
@@ -16,6 +17,15 @@ import { Leaderboards } from "./Leaderboards.ts"
 
 /** A reservation left by a call that never settled (a crash) is released after this. */
 export const reservationLifetime = Duration.minutes(5)
+
+/** How often a call waiting for an unpriced call of its token asks again: 5 ms, growing to 100 ms. */
+const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
+  Schedule.modifyDelay(({ attempt }) => Effect.succeed(Duration.millis(Math.min(5 * 1.5 ** attempt, 100))))
+)
+
+class LedgerBusy {
+  readonly _tag = "LedgerBusy"
+}
 
 export interface InferenceRequest extends PromptInput {
   readonly temperature?: number | undefined
@@ -75,13 +85,23 @@ export class Inference extends Context.Service<Inference, {
       const ids = yield* IdGenerator
       const ledger = yield* BudgetLedger
 
-      /** Holds the estimated cost against an API token's budget; None when the token has no budget. */
-      const reserve = Effect.fnUntraced(function*(
-        principal: Principal,
-        candidate: Candidate,
-        messages: ReadonlyArray<ChatMessage>,
-        maxTokens: number | undefined
-      ) {
+      const catalogue = yield* PriceCatalogue
+      const defaultMaxTokens = yield* BudgetDefaultMaxTokens
+
+      /** The candidate's own prices, else (for router models) the router's catalogue. */
+      const pricesOf = (candidate: Candidate): Effect.Effect<Prices> => {
+        const own = { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens }
+        return (own.input === null || own.output === null) && candidate.platform === "Router" && candidate.model_name !== null
+          ? catalogue.routerPrices(candidate.model_name)
+          : Effect.succeed(own)
+      }
+
+      /**
+       * Holds the call's bound against an API token's budget; None when the token has no budget. A
+       * call whose price is unknown waits while other calls of the token are in flight (it runs
+       * alone, so spend can pass the limit by that one call at most).
+       */
+      const reserve = Effect.fnUntraced(function*(principal: Principal, bound: CallBound) {
         if (principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null) return Option.none<string>()
         const token = principal.token
         const now = yield* DateTime.now
@@ -90,14 +110,15 @@ export class Inference extends Context.Service<Inference, {
           tokenId: token.id,
           windowStart: window.start,
           limit: token.budget_limit!,
-          amount: estimateCost(
-            { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens },
-            messages.reduce((n, m) => n + m.content.length, 0),
-            maxTokens
-          ),
+          amount: bound._tag === "Bounded" ? bound.amount : 0,
+          unpriced: bound._tag === "Unbounded",
           expiresAt: DateTime.addDuration(now, reservationLifetime)
-        })
-        if (Option.isNone(held.reservation)) {
+        }).pipe(
+          Effect.flatMap((held) => held._tag === "Busy" ? Effect.fail(new LedgerBusy()) : Effect.succeed(held)),
+          Effect.retry({ schedule: busyRetry, while: (e) => e instanceof LedgerBusy }),
+          Effect.orDie
+        )
+        if (held._tag === "Exceeded") {
           return yield* new BudgetExceeded({
             token_id: token.id,
             budget_limit: token.budget_limit!,
@@ -105,7 +126,7 @@ export class Inference extends Context.Service<Inference, {
             retry_after_seconds: retryAfterSeconds(window.end, now)
           })
         }
-        return held.reservation
+        return Option.some(held.reservation)
       })
 
       const settle = (reservation: Option.Option<string>, cost: number) =>
@@ -123,15 +144,23 @@ export class Inference extends Context.Service<Inference, {
         const candidate = servingCandidate(leaderboard, candidates, ranking_winner)
         if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
         if (!isCallable(candidate)) return yield* new NoActiveDeployment({ model_id: candidate.model_id ?? "" })
-        const target = yield* targets.of(candidate, leaderboard.workspace_id, credentials)
+        const prices = yield* pricesOf(candidate)
+        const target = {
+          ...yield* targets.of(candidate, leaderboard.workspace_id, credentials),
+          inputPricePerMTokens: prices.input,
+          outputPricePerMTokens: prices.output
+        }
+        const budgeted = principal._tag === "ApiTokenPrincipal" && principal.token.budget_limit !== null
+        const bound = boundCall(prices, prompt.messages, request.max_tokens, defaultMaxTokens)
         // Once the upstream is called the call is paid for: finish it and record its trace even if
-        // the client hangs up meanwhile.
-        return yield* Effect.uninterruptible(Effect.gen(function*() {
-          const reservation = yield* reserve(principal, candidate, prompt.messages, request.max_tokens)
+        // the client hangs up meanwhile (waiting for the budget can still be given up).
+        return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
+          const reservation = yield* restore(reserve(principal, bound))
           const result = yield* Effect.result(provider.complete(target, {
             messages: prompt.messages,
             temperature: request.temperature,
-            max_tokens: request.max_tokens
+            // a budgeted call's output is capped, so its reservation bounds what it costs
+            max_tokens: budgeted ? bound.maxTokens : request.max_tokens
           }))
           const traceId = yield* ids.next
           const base = {
