@@ -71,6 +71,21 @@ const attempt = <A>(message: string, evaluate: () => Promise<A>) =>
 
 const elapsed = (since: number) => `${Math.round(performance.now() - since)} ms`
 
+/**
+ * The library's cluster, with postgres spawned in a process group of its own: Ctrl-C in a terminal
+ * signals the whole foreground group, and postgres must not shut down under the application's
+ * open connections (a burst of errors) before the application stops it in order. The library
+ * spreads what `getUidAndGid` returns into its spawn options, which is where `detached` goes.
+ */
+class DetachedCluster extends EmbeddedPostgresCluster {
+  constructor(options: ConstructorParameters<typeof EmbeddedPostgresCluster>[0]) {
+    super(options)
+    const self = this as unknown as { getUidAndGid: () => Promise<object> }
+    const ids = self.getUidAndGid.bind(this)
+    self.getUidAndGid = async () => ({ ...(await ids()), detached: true })
+  }
+}
+
 const make = Effect.fn("EmbeddedPostgres.make")(function*(options: EmbeddedPostgresOptions) {
   const dataDir = Path.resolve(options.dataDir)
   const clusterDir = Path.join(dataDir, "pg")
@@ -98,7 +113,7 @@ const make = Effect.fn("EmbeddedPostgres.make")(function*(options: EmbeddedPostg
   yield* clearStalePostmaster(clusterDir)
 
   const cluster = (port: number) =>
-    new EmbeddedPostgresCluster({
+    new DetachedCluster({
       databaseDir: clusterDir,
       port,
       user: superuser,

@@ -1,4 +1,13 @@
-import { Config, ConfigProvider, Effect, Option, Redacted, Schema } from "effect"
+import { Config, ConfigProvider, Effect, LogLevel, Option, Redacted, Schema, SchemaTransformation } from "effect"
+
+/** `LOG_LEVEL` in any case (`info`, `INFO`, `Info`). */
+const CaseInsensitiveLogLevel = Schema.String.pipe(Schema.decodeTo(
+  Schema.Literals(LogLevel.values),
+  SchemaTransformation.transform<LogLevel.LogLevel, string>({
+    decode: (text) => (LogLevel.values.find((level) => level.toLowerCase() === text.trim().toLowerCase()) ?? text) as LogLevel.LogLevel,
+    encode: (level) => level
+  })
+))
 
 const HttpUrl = Schema.String.check(
   Schema.isPattern(/^https?:\/\/[^\s/]+.*$/, { message: "Expected an http(s) URL" })
@@ -41,7 +50,7 @@ export const PodiumConfig = Config.all({
     "BUDGET_DEFAULT_MAX_TOKENS"
   ).pipe(Config.withDefault(4096)),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
-  logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const))
+  logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })
 
 export type PodiumConfig = typeof PodiumConfig extends Config.Config<infer A> ? A : never
