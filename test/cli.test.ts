@@ -476,3 +476,73 @@ describe("configuration", () => {
     }
   }, 30_000)
 })
+
+describe("a first run that just works", () => {
+  it("a port in use is one line naming PORT, before any database starts", async () => {
+    const holder = createTcpServer()
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve))
+    const port = (holder.address() as { port: number }).port
+    try {
+      const dataDir = tempDir()
+      const finished = await runPodium(["serve"], { PORT: String(port), DATA_DIR: dataDir })
+      expect(finished.code).toBe(1)
+      expect(finished.stderr.trim()).toBe(`podium: PORT ${port} is in use on 127.0.0.1: stop what holds it or set PORT`)
+      expect(finished.stdout).toBe("")
+      expect(existsSync(join(dataDir, "pg")), "no database was started").toBe(false)
+    } finally {
+      await new Promise((resolve) => holder.close(resolve))
+    }
+  }, 30_000)
+
+  it("a bad or unreachable DATABASE_URL is one line naming it, without the password or a stack", async () => {
+    for (const [url, reason] of [
+      ["postgres://someone:hunter2@127.0.0.1:1/podium", "ECONNREFUSED"],
+      ["not a url", "not a postgres:// URL"]
+    ] as const) {
+      for (const command of [["serve"], ["migrate"]]) {
+        const finished = await runPodium(command, { DATABASE_URL: url, PORT: String(await freePort()) })
+        expect(finished.code).toBe(1)
+        const lines = finished.stderr.trim().split("\n")
+        expect(lines, finished.stderr).toHaveLength(1)
+        expect(lines[0]).toMatch(/^podium: DATABASE_URL/)
+        expect(lines[0]).toContain(reason)
+        expect(finished.stdout + finished.stderr).not.toContain("hunter2")
+      }
+    }
+  }, 60_000)
+
+  it("LOG_LEVEL is case-insensitive", async () => {
+    for (const level of ["warn", "WARN", "Warn"]) {
+      const finished = await runPodium(["migrate"], { DATABASE_URL: await freshDatabaseUrl(), LOG_LEVEL: level })
+      expect(finished.code, finished.stderr).toBe(0)
+    }
+  }, 60_000)
+
+  it("token create and migrate work beside a server on the embedded database, printing only their result", async () => {
+    const dataDir = tempDir()
+    const env: Env = { DATA_DIR: dataDir, SESSION_JWT_SECRET: sessionSecret, LOG_LEVEL: "info" }
+    const server = await startServe(env)
+    const email = "beside@example.com"
+    const signedIn = await request(server.url, "GET", "/api/tokens", { token: await signSession("beside", email) })
+    expect(signedIn.status, signedIn.text).toBe(200)
+
+    const migrated = await runPodium(["migrate"], env)
+    expect(migrated.code, migrated.stderr).toBe(0)
+    expect(migrated.stdout).toBe("migrations: nothing to apply\n")
+
+    const minted = await runPodium(["token", "create", "--email", email, "--scopes", "leaderboards:inference"], env)
+    expect(minted.code, minted.stderr).toBe(0)
+    expect(minted.stdout.trim().split("\n")).toHaveLength(1) // logs go to stderr
+    const printed = JSON.parse(minted.stdout)
+    expect(printed.secret).toMatch(/^pod_/)
+    // the token works on the running server, whose database it was written to
+    const used = await request(server.url, "POST", "/v1/leaderboard/00000000-0000-7000-8000-000000000000/inference", {
+      token: printed.secret,
+      json: { input: "hi" }
+    })
+    expect(used.status, used.text).toBe(404)
+    // and the server still runs on its database
+    expect((await request(server.url, "GET", "/healthz")).status).toBe(200)
+  }, 120_000)
+})
+

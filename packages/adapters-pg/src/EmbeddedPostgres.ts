@@ -17,7 +17,9 @@ import { promisify } from "node:util"
  * The cluster lives in `<dataDir>/pg` and survives restarts; its superuser password is kept
  * beside it in `<dataDir>/superuser-password`. Postgres listens on 127.0.0.1 only (no Unix
  * socket) and is stopped when the layer's scope closes, which includes SIGINT/SIGTERM under
- * `NodeRuntime.runMain`. A postmaster orphaned by a killed previous run is stopped on start.
+ * `NodeRuntime.runMain`. A postmaster orphaned by a killed previous run is stopped on start; one
+ * started by another running process (`podium serve`) is shared, not started or stopped again, so
+ * `podium token create` and `podium migrate` work beside a running server.
  */
 export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
   /** `postgres://postgres:<password>@127.0.0.1:<port>/podium` */
@@ -110,7 +112,15 @@ const make = Effect.fn("EmbeddedPostgres.make")(function*(options: EmbeddedPostg
   const password = yield* readOrCreatePassword(Path.join(dataDir, "superuser-password"))
   const owner = runsAsRoot ? Option.some(yield* prepareForPostgresUser(clusterDir)) : Option.none<OsUser>()
 
-  yield* clearStalePostmaster(clusterDir)
+  const urlFor = (port: number, database: string) =>
+    Redacted.make(`postgres://${superuser}:${encodeURIComponent(password)}@${host}:${port}/${database}`)
+
+  const running = yield* clearStalePostmaster(clusterDir)
+  if (Option.isSome(running)) {
+    const { owner: ownerPid, pid, port } = running.value
+    yield* Effect.logInfo(`using postgres (pid ${pid}) of the running process ${ownerPid} on ${host}:${port}`)
+    return EmbeddedPostgres.of({ url: urlFor(port, databaseName) })
+  }
 
   const cluster = (port: number) =>
     new DetachedCluster({
@@ -178,15 +188,12 @@ const make = Effect.fn("EmbeddedPostgres.make")(function*(options: EmbeddedPostg
       })
   )
 
-  const urlFor = (database: string) =>
-    Redacted.make(`postgres://${superuser}:${encodeURIComponent(password)}@${host}:${port}/${database}`)
-
-  const created = yield* ensureDatabase(urlFor("postgres"), databaseName).pipe(
+  const created = yield* ensureDatabase(urlFor(port, "postgres"), databaseName).pipe(
     Effect.mapError((cause) => new EmbeddedPostgresError({ message: `cannot create database ${databaseName}`, cause }))
   )
   if (created) yield* Effect.logInfo(`created database ${databaseName}`)
 
-  return EmbeddedPostgres.of({ url: urlFor(databaseName) })
+  return EmbeddedPostgres.of({ url: urlFor(port, databaseName) })
 }, Effect.annotateLogs({ service: "EmbeddedPostgres" }))
 
 const readOrCreatePassword = Effect.fnUntraced(function*(file: string) {
@@ -292,6 +299,18 @@ const removeUnfinishedCluster = Effect.fnUntraced(function*(clusterDir: string, 
   })
 })
 
+/** The port a postmaster listens on: the fourth line of its postmaster.pid. */
+const readPostmasterPort = (clusterDir: string) =>
+  Effect.promise(() =>
+    Fs.readFile(Path.join(clusterDir, "postmaster.pid"), "utf8").then(
+      (content) => {
+        const port = Number.parseInt(content.split("\n")[3] ?? "", 10)
+        return Number.isInteger(port) && port > 0 ? Option.some(port) : Option.none<number>()
+      },
+      () => Option.none<number>()
+    )
+  )
+
 const readPostmasterPid = (clusterDir: string) =>
   Effect.promise(() =>
     Fs.readFile(Path.join(clusterDir, "postmaster.pid"), "utf8").then(
@@ -309,12 +328,16 @@ const readPostmasterPid = (clusterDir: string) =>
  */
 const clearStalePostmaster = Effect.fnUntraced(function*(clusterDir: string) {
   const pidFile = Path.join(clusterDir, "postmaster.pid")
-  if (!existsSync(pidFile)) return
+  const none = Option.none<{ readonly pid: number; readonly port: number; readonly owner: number }>()
+  if (!existsSync(pidFile)) return none
   const pid = yield* readPostmasterPid(clusterDir)
   const info = Option.flatMap(pid, (pid) => Option.fromNullishOr(readProcess(pid)))
   if (Option.isSome(pid) && Option.isSome(info) && isPostmasterFor(info.value, clusterDir)) {
     const { ppid } = info.value
     if (ppid === process.pid || (ppid !== 1 && isRunning(ppid))) {
+      // a running Podium's database (e.g. `podium token create` beside `podium serve`): share it
+      const port = yield* readPostmasterPort(clusterDir)
+      if (ppid !== process.pid && Option.isSome(port)) return Option.some({ pid: pid.value, port: port.value, owner: ppid })
       return yield* new EmbeddedPostgresError({
         message: `${clusterDir} is in use by postgres pid ${pid.value}, started by the running process ${ppid}`
       })
@@ -329,6 +352,7 @@ const clearStalePostmaster = Effect.fnUntraced(function*(clusterDir: string) {
     yield* Effect.logInfo(`removing a stale postmaster.pid (pid ${stale} is not our postgres)`)
     yield* attempt(`cannot remove ${pidFile}`, () => Fs.rm(pidFile, { force: true }))
   }
+  return none
 })
 
 interface ProcessInfo {

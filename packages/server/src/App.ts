@@ -1,6 +1,7 @@
 import { NodeCrypto, NodeHttpServer } from "@effect/platform-node"
+import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Logger, Option, References } from "effect"
+import { Cause, Context, Duration, Effect, Layer, Logger, Option, Redacted, References } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -65,6 +66,30 @@ import { InviteMailLive, InviteMailQueueLive } from "./InviteMail.ts"
 import { JobsLive } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
+/** A layer whose failure (not an interruption) is replaced by `f` of it. */
+const mapLayerError = <E2>(f: (error: unknown) => E2) => <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E2, R> =>
+  Layer.catchCause(layer, (cause) =>
+    Layer.effectDiscard(Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(f(Cause.squash(cause)))) as unknown as Layer.Layer<A, E2, R>)
+
+/** What went wrong with the database, naming the setting to fix and never the password. */
+const databaseFailure = (config: PodiumConfig) => (error: unknown) => {
+  // the innermost cause says it best ("connect ECONNREFUSED 127.0.0.1:5432", "password authentication failed")
+  let reason = error instanceof Error ? error.message : String(error)
+  for (let inner: unknown = error; inner instanceof Error; inner = inner.cause) if (inner.message !== "") reason = inner.message
+  return Option.match(config.databaseUrl, {
+    onNone: () => new Error(`the embedded PostgreSQL in DATA_DIR (${resolve(config.dataDir)}): ${reason}`),
+    onSome: (url) => {
+      let shown = "a value that is not a postgres:// URL"
+      try {
+        const parsed = new URL(Redacted.value(url))
+        parsed.password = ""
+        shown = parsed.toString()
+      } catch {}
+      return new Error(`DATABASE_URL (${shown}): ${reason}`)
+    }
+  })
+}
+
 /** A client for the configured PostgreSQL, or for an embedded one kept in DATA_DIR. */
 export const DatabaseClientLive = (config: PodiumConfig) =>
   Option.match(config.databaseUrl, {
@@ -74,11 +99,18 @@ export const DatabaseClientLive = (config: PodiumConfig) =>
         const { url } = yield* EmbeddedPostgres
         return PgClient.layer({ url })
       })).pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir: resolve(config.dataDir) })))
-  }).pipe(Layer.orDie)
+  }).pipe(
+    // connect now: a wrong URL or a database that is down is one clear line at start, not a stack later
+    Layer.tap((context) => Context.get(context, SqlClient.SqlClient)`SELECT 1`),
+    mapLayerError(databaseFailure(config))
+  )
 
 /** The database, migrated before anything uses it. */
 export const DatabaseLive = (config: PodiumConfig) =>
-  MigrationsLayer.pipe(Layer.provideMerge(DatabaseClientLive(config)), Layer.orDie)
+  MigrationsLayer.pipe(
+    mapLayerError((error) => new Error(`migrations failed: ${error instanceof Error ? error.message : String(error)}`)),
+    Layer.provideMerge(DatabaseClientLive(config))
+  )
 
 /**
  * Durable background work (schedules and workflows): one runner per process, shards leased through
@@ -201,6 +233,13 @@ export const RoutesLive = Layer.mergeAll(
 export const LoggingLive = (config: PodiumConfig) =>
   Layer.mergeAll(
     Logger.layer([Logger.consoleJson]),
+    Layer.succeed(References.MinimumLogLevel, config.logLevel)
+  )
+
+/** For one-shot commands: logs go to stderr, so stdout holds only the command's result. */
+export const CommandLoggingLive = (config: PodiumConfig) =>
+  Layer.mergeAll(
+    Logger.layer([Logger.withConsoleError(Logger.formatJson)]),
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
   )
 

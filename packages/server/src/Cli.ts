@@ -1,4 +1,5 @@
 import { NodeServices } from "@effect/platform-node"
+import { createServer } from "node:net"
 import { Console, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { SqlClient } from "effect/sql"
@@ -13,15 +14,32 @@ import { ApiTokenRepository } from "@podium/domain/ports/ApiTokenRepository"
 import { IdGenerator } from "@podium/domain/ports/IdGenerator"
 import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
 import { Scopes } from "@podium/domain/Scope"
-import { AppLive, DatabaseClientLive, DatabaseLive, LoggingLive } from "./App.ts"
+import { AppLive, CommandLoggingLive, DatabaseClientLive, DatabaseLive, LoggingLive } from "./App.ts"
 import { loadConfig, type PodiumConfig } from "./Config.ts"
 import { mintDevSession } from "./DevSession.ts"
 
 const withConfig = <A, E, R>(f: (config: PodiumConfig) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(loadConfig(), f)
 
+/** Fails with one clear line when the port cannot be bound, before anything (the database) starts. */
+const checkPort = (config: PodiumConfig) =>
+  Effect.callback<void, Error>((resume) => {
+    const probe = createServer()
+    probe.once("error", (error: NodeJS.ErrnoException) =>
+      resume(Effect.fail(
+        new Error(
+          error.code === "EADDRINUSE"
+            ? `PORT ${config.port} is in use on ${config.host}: stop what holds it or set PORT`
+            : `cannot listen on ${config.host}:${config.port} (PORT, HOST): ${error.message}`
+        )
+      )))
+    probe.listen(config.port, config.host, () => probe.close(() => resume(Effect.void)))
+  })
+
 const serve = Command.make("serve", {}, () =>
-  withConfig((config) => Layer.launch(AppLive(config).pipe(Layer.provide(LoggingLive(config)))))
+  withConfig((config) =>
+    Effect.andThen(checkPort(config), Layer.launch(AppLive(config).pipe(Layer.provide(LoggingLive(config)))))
+  )
 ).pipe(Command.withDescription("Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set)"))
 
 const migrate = Command.make("migrate", {}, () =>
@@ -35,7 +53,7 @@ const migrate = Command.make("migrate", {}, () =>
         )
       ),
       Effect.provide(DatabaseClientLive(config)),
-      Effect.provide(LoggingLive(config))
+      Effect.provide(CommandLoggingLive(config))
     )
   )
 ).pipe(Command.withDescription("Apply pending database migrations and exit"))
@@ -90,7 +108,7 @@ const tokenCreate = Command.make("create", {
     }).pipe(
       Effect.provide(Layer.mergeAll(ApiTokenRepositoryPg.pipe(Layer.provide(ChangeFeed.layer)), IdGeneratorUuidV7, TokenSecretsNode)),
       Effect.provide(DatabaseLive(config)),
-      Effect.provide(LoggingLive(config))
+      Effect.provide(CommandLoggingLive(config))
     )
   )
 ).pipe(Command.withDescription("Create an API token for a workspace without a session (prints the secret once)"))
