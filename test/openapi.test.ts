@@ -1,6 +1,7 @@
 import { Api } from "@podium/adapters-http/api/Api"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Ajv2020 } from "ajv/dist/2020.js"
+import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Podium, startPodium } from "./support/Podium.ts"
 
@@ -84,6 +85,13 @@ const resolveSchema = (schema: Schema): Schema => {
 }
 
 describe("GET /openapi.json", () => {
+  it("gives the service's version, and says which interface draft it implements", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+    const info = (document as unknown as { info: { version: string; description: string } }).info
+    expect(info.version).toBe(pkg.version)
+    expect(info.description).toContain("interface draft 1.0.0")
+  })
+
   it("is a valid OpenAPI 3.1 document", async () => {
     const validator = new Validator({ allErrors: true })
     const result = await validator.validate(structuredClone(document))

@@ -332,4 +332,15 @@ describe("ChatProviderOpenAi", () => {
       assert.include(result.body, "a\\u0000b\\ud800c")
       assert.strictEqual(result.output, "a\uFFFDb\uFFFDc")
     }))
+
+  it.effect("a local endpoint refused by the address guard says which setting allows it", () =>
+    Effect.gen(function*() {
+      const failed = yield* Effect.flip(
+        ChatProvider.use((provider) => provider.complete(target({ platform: "Custom", url: `${upstream.url()}/v1` }), request)).pipe(
+          Effect.provide(ChatProviderOpenAi.layer({}).pipe(Layer.provide(SafeHttp.layer({ allowPrivateNetwork: false }))))
+        )
+      )
+      assert.include(failed.reason, "is not a public address")
+      assert.include(failed.reason, "ALLOW_PRIVATE_NETWORK_TARGETS=true")
+    }))
 })

@@ -31,6 +31,14 @@ const parseJson = (text: string): Option.Option<unknown> => {
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const isCount = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u)
 
+/** The address guard's refusal, which says how to allow the address. */
+const blockedAddress = (error: unknown): SafeHttpError | undefined => {
+  for (let inner = error; inner instanceof Error; inner = inner.cause) {
+    if (inner instanceof SafeHttpError && inner.reason === "BlockedAddress") return inner
+  }
+  return undefined
+}
+
 /** The pool's deadline (SafeHttpError), or undici's own header/body time-outs. */
 const isTimeout = (error: unknown): boolean =>
   (error instanceof SafeHttpError && error.reason === "Timeout") ||
@@ -170,7 +178,14 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
       catch: (cause) => cause
     }).pipe(Effect.result)
     if (answer._tag === "Failure") {
-      return yield* fail(isTimeout(answer.failure) ? `${who} did not answer within ${timeoutSeconds} s` : `could not reach ${who}`)
+      const blocked = blockedAddress(answer.failure)
+      return yield* fail(
+        blocked !== undefined
+          ? blocked.message
+          : isTimeout(answer.failure)
+          ? `${who} did not answer within ${timeoutSeconds} s`
+          : `could not reach ${who}`
+      )
     }
     const { status, text } = answer.success
     const body = parseJson(text)

@@ -102,7 +102,11 @@ const guardedConnector = (options: SafeHttpOptions): buildConnector.connector =>
     const addresses = isIP(hostname) !== 0 ? [hostname] : (await resolve(hostname)).map((_) => _.address)
     const blocked = addresses.find(isBlocked)
     if (blocked !== undefined) {
-      throw new SafeHttpError("BlockedAddress", `Refusing to connect to ${hostname}: ${blocked} is not a public address`)
+      throw new SafeHttpError(
+        "BlockedAddress",
+        `Refusing to connect to ${hostname}: ${blocked} is not a public address ` +
+          "(set ALLOW_PRIVATE_NETWORK_TARGETS=true to call servers on this machine or a private network)"
+      )
     }
     if (addresses[0] === undefined) throw new Error(`${hostname} did not resolve to any address`)
     return addresses[0]

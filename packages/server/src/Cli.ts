@@ -1,4 +1,5 @@
 import { NodeServices } from "@effect/platform-node"
+import { serviceVersion } from "@podium/adapters-http/api/Api"
 import { createServer } from "node:net"
 import { Console, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -127,5 +128,5 @@ export const podium = Command.make("podium").pipe(
   Command.withSubcommands([serve, migrate, token, devSession])
 )
 
-export const run = Command.run(podium, { version: "0.1.0" }).pipe(Effect.provide(NodeServices.layer))
+export const run = Command.run(podium, { version: serviceVersion }).pipe(Effect.provide(NodeServices.layer))
 

@@ -10,6 +10,12 @@ import { LeaderboardsApi } from "./LeaderboardsApi.ts"
 import { TokensApi } from "./TokensApi.ts"
 import { TracesApi } from "./TracesApi.ts"
 
+/** This service's version (the root package.json's), reported by `/openapi.json` and `podium --version`. */
+export const serviceVersion = "0.1.0"
+
+/** The version of the interface specification this service implements (a draft). */
+export const interfaceVersion = "1.0.0"
+
 /** The public contract of Podium: served by the server, used by clients and tests. */
 export class Api extends HttpApi.make("podium")
   .add(HealthApi)
@@ -27,8 +33,9 @@ export class Api extends HttpApi.make("podium")
   .annotate(HttpApi.QueryParseOptions, { errors: "all" })
   .annotateMerge(OpenApi.annotations({
     title: "Podium",
-    version: "1.0.0",
-    description: "Compare candidate models, serve traffic through the winner, record every call. " +
+    version: serviceVersion,
+    description: `Podium ${serviceVersion}, implementing the Podium interface draft ${interfaceVersion}. ` +
+      "Compare candidate models, serve traffic through the winner, record every call. " +
       "Every non-2xx response has the body `{\"error\": {\"code\", \"message\", \"details\"?}}`; " +
       "validation failures are 400 `validation_failed` with `details.issues: [{path, message}]`."
   }))
