@@ -299,28 +299,20 @@ const removeUnfinishedCluster = Effect.fnUntraced(function*(clusterDir: string, 
   })
 })
 
-/** The port a postmaster listens on: the fourth line of its postmaster.pid. */
-const readPostmasterPort = (clusterDir: string) =>
+/** A positive number on one line of postmaster.pid (0: the pid, 3: the port), if the file is there. */
+const readPostmasterNumber = (clusterDir: string, line: number) =>
   Effect.promise(() =>
     Fs.readFile(Path.join(clusterDir, "postmaster.pid"), "utf8").then(
       (content) => {
-        const port = Number.parseInt(content.split("\n")[3] ?? "", 10)
-        return Number.isInteger(port) && port > 0 ? Option.some(port) : Option.none<number>()
+        const value = Number.parseInt(content.split("\n")[line] ?? "", 10)
+        return Number.isInteger(value) && value > 0 ? Option.some(value) : Option.none<number>()
       },
       () => Option.none<number>()
     )
   )
 
-const readPostmasterPid = (clusterDir: string) =>
-  Effect.promise(() =>
-    Fs.readFile(Path.join(clusterDir, "postmaster.pid"), "utf8").then(
-      (content) => {
-        const pid = Number.parseInt(content.split("\n")[0] ?? "", 10)
-        return Number.isInteger(pid) && pid > 0 ? Option.some(pid) : Option.none<number>()
-      },
-      () => Option.none<number>()
-    )
-  )
+const readPostmasterPid = (clusterDir: string) => readPostmasterNumber(clusterDir, 0)
+const readPostmasterPort = (clusterDir: string) => readPostmasterNumber(clusterDir, 3)
 
 /**
  * Postgres removes a postmaster.pid whose pid is gone, but not one whose pid was reused, and a

@@ -150,7 +150,6 @@ export class Inference extends Context.Service<Inference, {
           inputPricePerMTokens: prices.input,
           outputPricePerMTokens: prices.output
         }
-        const budgeted = principal._tag === "ApiTokenPrincipal" && principal.token.budget_limit !== null
         const bound = boundCall(prices, prompt.messages, request.max_tokens, defaultMaxTokens)
         // Once the upstream is called the call is paid for: finish it and record its trace even if
         // the client hangs up meanwhile (waiting for the budget can still be given up).
@@ -160,7 +159,7 @@ export class Inference extends Context.Service<Inference, {
             messages: prompt.messages,
             temperature: request.temperature,
             // a budgeted call's output is capped, so its reservation bounds what it costs
-            max_tokens: budgeted ? bound.maxTokens : request.max_tokens
+            max_tokens: Option.isSome(reservation) ? bound.maxTokens : request.max_tokens
           }))
           const traceId = yield* ids.next
           const base = {
