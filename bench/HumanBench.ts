@@ -114,7 +114,8 @@ const prepare = async (podium: Podium, databaseUrl: string): Promise<Seeded> => 
             CASE WHEN state < 0.7 THEN 'confirmed' WHEN state < 0.8 THEN 'draft' ELSE 'none' END AS review_state
           FROM r
         ) r`
-      yield* sql`INSERT INTO human_client_ids (id, kind) SELECT DISTINCT case_id, 'case' FROM seed`
+      yield* sql`INSERT INTO human_client_ids (workspace_id, id, kind)
+                 SELECT DISTINCT l.workspace_id, s.case_id, 'case' FROM seed s, leaderboards l WHERE l.id = ${leaderboardId}`
       yield* sql`
         INSERT INTO human_cases (id, leaderboard_id, workspace_id, input, context, prompt_override, prompt, attachments,
           configuration, creation_key, revision, stage, claim_id, claimed_at, slots, generated_at, review_state, review,
@@ -142,9 +143,10 @@ const prepare = async (podium: Podium, databaseUrl: string): Promise<Seeded> => 
         ) s, leaderboards l
         WHERE l.id = ${leaderboardId}`
       yield* sql`
-        INSERT INTO human_responses (id, case_id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd,
-          trace_id, verdict, created_at)
-        SELECT response_id, case_id, candidate_id, chr(64 + k), status,
+        INSERT INTO human_responses (id, workspace_id, case_id, candidate_id, label, status, output, error, latency_ms, usage,
+          cost_usd, trace_id, verdict, created_at)
+        SELECT response_id, (SELECT workspace_id FROM leaderboards WHERE id = ${leaderboardId}), case_id, candidate_id,
+          chr(64 + k), status,
           CASE WHEN status = 'succeeded' THEN left(repeat('Refunds are accepted within 30 days of delivery. ', 30), output_chars) END,
           CASE WHEN status = 'failed' THEN 'The provider answered 503' END,
           150 + output_chars, CASE WHEN status = 'succeeded' THEN
@@ -157,7 +159,7 @@ const prepare = async (podium: Podium, databaseUrl: string): Promise<Seeded> => 
         WITH r AS (
           SELECT c.leaderboard_id, c.configuration_hash, c.review_state = 'confirmed' AS confirmed, r.case_id,
             r.candidate_id, r.status, r.cost_usd, r.verdict
-          FROM human_responses r JOIN human_cases c ON c.id = r.case_id
+          FROM human_responses r JOIN human_cases c ON c.workspace_id = r.workspace_id AND c.id = r.case_id
           WHERE c.leaderboard_id = ${leaderboardId}
         ),
         k AS (
@@ -180,7 +182,8 @@ const prepare = async (podium: Podium, databaseUrl: string): Promise<Seeded> => 
         SELECT c.leaderboard_id, c.configuration_hash, count(*), count(*) FILTER (WHERE c.review_state = 'confirmed'),
           count(*) FILTER (WHERE c.review_state = 'confirmed' AND (
             SELECT count(*) FROM human_responses r
-            WHERE r.case_id = c.id AND r.status = 'succeeded' AND r.verdict IN ('correct', 'incorrect')
+            WHERE r.workspace_id = c.workspace_id AND r.case_id = c.id AND r.status = 'succeeded'
+              AND r.verdict IN ('correct', 'incorrect')
           ) = ${candidateCount})
         FROM human_cases c WHERE c.leaderboard_id = ${leaderboardId}
         GROUP BY c.leaderboard_id, c.configuration_hash`

@@ -118,12 +118,12 @@ describe("HumanCaseRepositoryPg", () => {
         }, t0))
         assert.isTrue(yield* repo.update(claimed))
         const answers = responded(claimed)
-        yield* repo.saveResponse(c.id, answers[0]!)
-        yield* repo.saveResponse(c.id, { ...answers[0]!, output: "a second, repeated activity" })
-        assert.deepStrictEqual(yield* repo.responses(c.id), [answers[0]!])
-        yield* Effect.forEach(answers.slice(1), (r) => repo.saveResponse(c.id, r))
+        yield* repo.saveResponse(c, answers[0]!)
+        yield* repo.saveResponse(c, { ...answers[0]!, output: "a second, repeated activity" })
+        assert.deepStrictEqual(yield* repo.responses(c), [answers[0]!])
+        yield* Effect.forEach(answers.slice(1), (r) => repo.saveResponse(c, r))
 
-        const generated = Result.getOrThrow(complete(claimed, { claimId: "k", responses: yield* repo.responses(c.id) }, t0))
+        const generated = Result.getOrThrow(complete(claimed, { claimId: "k", responses: yield* repo.responses(c) }, t0))
         assert.isTrue(yield* repo.update(generated))
         assert.isFalse(yield* repo.update(generated)) // its revision is taken now
         assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), generated)
@@ -136,7 +136,7 @@ describe("HumanCaseRepositoryPg", () => {
         const stored = yield* sql<{ label: string; verdict: string | null }>`
           SELECT label, verdict FROM human_responses WHERE case_id = ${c.id} ORDER BY label`
         assert.deepStrictEqual(stored.map((r) => r.verdict), answers.map((a) => verdicts[a.response_id] ?? null))
-        const history = yield* repo.history(c.id, 100)
+        const history = yield* repo.history(c, 100)
         assert.deepStrictEqual(history, [{ revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }])
       }))
 
@@ -177,7 +177,7 @@ describe("HumanCaseRepositoryPg", () => {
               trace_id: null,
               created_at: t0
             }))
-            yield* Effect.forEach(answers, (r) => repo.saveResponse(c.id, r))
+            yield* Effect.forEach(answers, (r) => repo.saveResponse(c, r))
             let current = Result.getOrThrow(complete(claimed, { claimId: "k", responses: answers }, t0))
             yield* repo.update(current)
             for (const r of spec.reviews) {

@@ -16,6 +16,7 @@ import type { LeaderboardId } from "@podium/domain/Leaderboard"
 import type { Tallies, Tally } from "@podium/domain/HumanRanking"
 import {
   type CaseCounts,
+  type CaseKey,
   type CaseListItem,
   HumanCaseRepository,
   type ReviewHistoryEntry,
@@ -192,21 +193,26 @@ export const HumanCaseRepositoryPg = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
 
-    const responseRows = (id: string) =>
-      sql<ResponseRow>`SELECT ${sql.literal(responseColumns)} FROM human_responses WHERE case_id = ${id}`
+    /** The leaderboard's workspace, in which its cases' ids are unique (and keyed). */
+    const workspaceOf = (leaderboardId: LeaderboardId) => sql`(SELECT workspace_id FROM leaderboards WHERE id = ${leaderboardId})`
+
+    const responseRows = (c: { readonly workspace_id: string; readonly id: string }) =>
+      sql<ResponseRow>`SELECT ${sql.literal(responseColumns)} FROM human_responses
+                       WHERE workspace_id = ${c.workspace_id} AND case_id = ${c.id}`
 
     const find = (leaderboardId: LeaderboardId, id: CaseId) =>
       Effect.gen(function*() {
         const [row] = yield* sql<CaseRow>`SELECT ${sql.literal(caseColumns)} FROM human_cases
-                                          WHERE id = ${id} AND leaderboard_id = ${leaderboardId}`
+                                          WHERE workspace_id = ${workspaceOf(leaderboardId)} AND id = ${id}
+                                            AND leaderboard_id = ${leaderboardId}`
         if (row === undefined) return Option.none<HumanCase>()
-        return Option.some(toCase(row, row.stage === "generated" ? yield* responseRows(id) : []))
+        return Option.some(toCase(row, row.stage === "generated" ? yield* responseRows(row) : []))
       }).pipe(Effect.orDie)
 
     const insert = (c: HumanCase) =>
       sql.withTransaction(Effect.gen(function*() {
-        const claimed = yield* sql`INSERT INTO human_client_ids (id, kind) VALUES (${c.id}, 'case')
-                                   ON CONFLICT (id) DO NOTHING RETURNING id`
+        const claimed = yield* sql`INSERT INTO human_client_ids (workspace_id, id, kind) VALUES (${c.workspace_id}, ${c.id}, 'case')
+                                   ON CONFLICT (workspace_id, id) DO NOTHING RETURNING id`
         if (claimed.length === 0) {
           return { _tag: "Taken" as const, existing: yield* find(c.leaderboard_id, c.id) }
         }
@@ -237,8 +243,9 @@ export const HumanCaseRepositoryPg = Layer.effect(
             review_state = ${s.review_state}, review = ${pg.json(s.review)}, revealed_at = ${s.revealed_at},
             updated_at = ${toDate(next.updated_at)},
             contribution = ${contribution === undefined ? null : pg.json(encodeTallies(contribution))}
-          FROM (SELECT contribution AS previous FROM human_cases WHERE id = ${next.id}) old
-          WHERE human_cases.id = ${next.id} AND human_cases.revision = ${next.revision - 1}
+          FROM (SELECT contribution AS previous FROM human_cases WHERE workspace_id = ${next.workspace_id} AND id = ${next.id}) old
+          WHERE human_cases.workspace_id = ${next.workspace_id} AND human_cases.id = ${next.id}
+            AND human_cases.revision = ${next.revision - 1}
           RETURNING old.previous`
         if (updated.length === 0) return false
         yield* moveTallies(next, decodeTallies(updated[0]!.previous), contribution)
@@ -246,11 +253,11 @@ export const HumanCaseRepositoryPg = Layer.effect(
         if (review !== undefined) {
           const verdicts = review._tag === "Unreviewed" ? {} : review.verdicts
           yield* sql`UPDATE human_responses SET verdict = (${pg.json(verdicts)}::jsonb ->> id::text)
-                     WHERE case_id = ${next.id}`
+                     WHERE workspace_id = ${next.workspace_id} AND case_id = ${next.id}`
         }
         if (history !== undefined) {
-          yield* sql`INSERT INTO human_review_history (case_id, revision, confirmed, review, saved_by, saved_at)
-                     VALUES (${next.id}, ${history.revision}, ${history.confirmed},
+          yield* sql`INSERT INTO human_review_history (workspace_id, case_id, revision, confirmed, review, saved_by, saved_at)
+                     VALUES (${next.workspace_id}, ${next.id}, ${history.revision}, ${history.confirmed},
                        ${pg.json(ReviewInputJson.encode(history.review))}, ${history.saved_by}, ${toDate(history.saved_at)})`
         }
         return true
@@ -284,10 +291,10 @@ export const HumanCaseRepositoryPg = Layer.effect(
         }
       })
 
-    const saveResponse = (caseId: CaseId, r: CaseResponse) =>
-      sql`INSERT INTO human_responses (id, case_id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd,
-            trace_id, created_at)
-          VALUES (${r.response_id}, ${caseId}, ${r.candidate_id}, ${r.label}, ${r.status},
+    const saveResponse = (c: CaseKey, r: CaseResponse) =>
+      sql`INSERT INTO human_responses (id, workspace_id, case_id, candidate_id, label, status, output, error, latency_ms, usage,
+            cost_usd, trace_id, created_at)
+          VALUES (${r.response_id}, ${c.workspace_id}, ${c.id}, ${r.candidate_id}, ${r.label}, ${r.status},
             ${r.output === null ? null : storableText(r.output)}, ${r.error === null ? null : storableText(r.error)},
             ${r.latency_ms}, ${r.usage === null ? null : pg.json(UsageJson.encode(r.usage))}, ${r.cost_usd}, ${r.trace_id},
             ${toDate(r.created_at)})
@@ -298,17 +305,18 @@ export const HumanCaseRepositoryPg = Layer.effect(
         )
       )
 
-    const responses = (id: CaseId) =>
+    const responses = (c: CaseKey) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{ slots: unknown }>`SELECT slots FROM human_cases WHERE id = ${id}`
+        const [row] = yield* sql<{ slots: unknown }>`SELECT slots FROM human_cases
+                                                     WHERE workspace_id = ${c.workspace_id} AND id = ${c.id}`
         if (row === undefined || row.slots === null) return []
-        return inSlotOrder(SlotsJson.decode(row.slots), yield* responseRows(id))
+        return inSlotOrder(SlotsJson.decode(row.slots), yield* responseRows(c))
       }).pipe(Effect.orDie)
 
-    const history = (id: CaseId, limit: number) =>
+    const history = (c: CaseKey, limit: number) =>
       sql<{ revision: number; confirmed: boolean; review: unknown; saved_by: string | null; saved_at: Date }>`
         SELECT revision, confirmed, review, saved_by, saved_at FROM human_review_history
-        WHERE case_id = ${id} ORDER BY revision DESC LIMIT ${limit}`.pipe(
+        WHERE workspace_id = ${c.workspace_id} AND case_id = ${c.id} ORDER BY revision DESC LIMIT ${limit}`.pipe(
         Effect.map((rows) =>
           rows.map((row): ReviewHistoryEntry => ({
             revision: row.revision,
@@ -356,7 +364,7 @@ export const HumanCaseRepositoryPg = Layer.effect(
         SELECT id::text AS case_id, stage, review_state, revision, left(input, 200) AS input,
           configuration_hash = md5(${configuration}) AS current, created_at, updated_at
         FROM human_cases
-        WHERE id IN (
+        WHERE workspace_id = ${workspaceOf(leaderboardId)} AND id IN (
           -- the page's ids from the index alone: a deep offset then skips index entries, not rows
           SELECT id FROM human_cases WHERE leaderboard_id = ${leaderboardId}
           ORDER BY created_at, id OFFSET ${offset} LIMIT ${limit}
@@ -407,7 +415,7 @@ export const HumanCaseRepositoryPg = Layer.effect(
                                          ORDER BY created_at, id`
         const answers = yield* sql<ResponseRow & { case_id: string }>`
           SELECT r.case_id::text AS case_id, ${sql.literal(responseColumns.split(", ").map((c) => `r.${c}`).join(", "))}
-          FROM human_responses r JOIN human_cases c ON c.id = r.case_id
+          FROM human_responses r JOIN human_cases c ON c.workspace_id = r.workspace_id AND c.id = r.case_id
           WHERE c.leaderboard_id = ${leaderboardId} AND c.review_state = 'confirmed'`
         const byCase = Map.groupBy(answers, (r) => r.case_id)
         return rows.map((row) => toCase(row, byCase.get(row.id) ?? []))

@@ -37,9 +37,12 @@ export const HumanDocumentRepositoryPg = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const select = sql.literal(columns)
+    /** The leaderboard's workspace, in which its documents' ids are unique (and keyed). */
+    const workspaceOf = (leaderboardId: LeaderboardId) => sql`(SELECT workspace_id FROM leaderboards WHERE id = ${leaderboardId})`
 
     const find = (leaderboardId: LeaderboardId, id: DocumentId) =>
-      sql<DocumentRow>`SELECT ${select} FROM human_documents WHERE id = ${id} AND leaderboard_id = ${leaderboardId}`.pipe(
+      sql<DocumentRow>`SELECT ${select} FROM human_documents
+                       WHERE workspace_id = ${workspaceOf(leaderboardId)} AND id = ${id} AND leaderboard_id = ${leaderboardId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toDocument)),
         Effect.orDie
       )
@@ -47,8 +50,8 @@ export const HumanDocumentRepositoryPg = Layer.effect(
     return HumanDocumentRepository.of({
       insert: (d, content, text) =>
         sql.withTransaction(Effect.gen(function*() {
-          const claimed = yield* sql`INSERT INTO human_client_ids (id, kind) VALUES (${d.id}, 'document')
-                                     ON CONFLICT (id) DO NOTHING RETURNING id`
+          const claimed = yield* sql`INSERT INTO human_client_ids (workspace_id, id, kind) VALUES (${d.workspace_id}, ${d.id}, 'document')
+                                     ON CONFLICT (workspace_id, id) DO NOTHING RETURNING id`
           if (claimed.length === 0) return { _tag: "Taken" as const, existing: yield* find(d.leaderboard_id, d.id) }
           yield* sql`
             INSERT INTO human_documents (id, workspace_id, leaderboard_id, name, scope, media_type, size_bytes, sha256,
@@ -64,16 +67,18 @@ export const HumanDocumentRepositoryPg = Layer.effect(
                          ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(toDocument)), Effect.orDie),
       archive: (leaderboardId, id, now) =>
         sql<DocumentRow>`UPDATE human_documents SET archived_at = COALESCE(archived_at, ${toDate(now)})
-                         WHERE id = ${id} AND leaderboard_id = ${leaderboardId} AND scope = 'shared'
+                         WHERE workspace_id = ${workspaceOf(leaderboardId)} AND id = ${id} AND leaderboard_id = ${leaderboardId}
+                           AND scope = 'shared'
                          RETURNING ${select}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toDocument)),
           Effect.orDie
         ),
-      texts: (ids) =>
+      texts: (workspaceId, ids) =>
         ids.length === 0
           ? Effect.succeed([])
           : sql<{ id: string; name: string; text: string }>`
-              SELECT id::text AS id, name, text FROM human_documents WHERE id = ANY(${[...ids]}::uuid[])`.pipe(
+              SELECT id::text AS id, name, text FROM human_documents
+              WHERE workspace_id = ${workspaceId} AND id = ANY(${[...ids]}::uuid[])`.pipe(
             Effect.map((rows) => ids.flatMap((id) => rows.filter((r) => r.id === id).map(({ name, text }) => ({ name, text })))),
             Effect.orDie
           )

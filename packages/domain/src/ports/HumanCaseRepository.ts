@@ -18,7 +18,10 @@ export class ResponseRefused extends Schema.TaggedError<ResponseRefused>()("Resp
   reason: Schema.String
 }) {}
 
-/** What an insert found: the case is new, or the id was taken (by this case, another one, or a document). */
+/** Which case: its client id is unique within its workspace only. */
+export type CaseKey = Pick<HumanCase, "workspace_id" | "id">
+
+/** What an insert found: the case is new, or the workspace's id was taken (by this case, another one, or a document). */
 export type Inserted =
   | { readonly _tag: "Inserted" }
   | { readonly _tag: "Taken"; readonly existing: Option.Option<HumanCase> }
@@ -64,9 +67,9 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
    * Stores a generated response; a second save for the same slot keeps the first (activities
    * repeat). Fails with `ResponseRefused` when the database refuses the response's data.
    */
-  readonly saveResponse: (caseId: CaseId, response: CaseResponse) => Effect.Effect<void, ResponseRefused>
+  readonly saveResponse: (c: CaseKey, response: CaseResponse) => Effect.Effect<void, ResponseRefused>
   /** The responses stored so far, in the order of the case's slots (while generating: the finished ones). */
-  readonly responses: (id: CaseId) => Effect.Effect<ReadonlyArray<CaseResponse>>
+  readonly responses: (c: CaseKey) => Effect.Effect<ReadonlyArray<CaseResponse>>
   /** Counts over every case of the leaderboard; `configuration` names the current one. */
   readonly counts: (leaderboardId: LeaderboardId, configuration: string) => Effect.Effect<CaseCounts>
   /** A page of cases, oldest first. */
@@ -87,5 +90,5 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
   /** Every confirmed case of the leaderboard, with its responses, oldest first (any configuration). */
   readonly confirmed: (leaderboardId: LeaderboardId) => Effect.Effect<ReadonlyArray<HumanCase>>
   /** The newest `limit` review-history entries, newest first. */
-  readonly history: (id: CaseId, limit: number) => Effect.Effect<ReadonlyArray<ReviewHistoryEntry>>
+  readonly history: (c: CaseKey, limit: number) => Effect.Effect<ReadonlyArray<ReviewHistoryEntry>>
 }>()("@podium/domain/ports/HumanCaseRepository") {}

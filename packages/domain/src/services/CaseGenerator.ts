@@ -48,7 +48,7 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
       const call = Effect.fnUntraced(function*(c: HumanCase, slot: Slot) {
         const serving = yield* leaderboards.findServing(c.leaderboard_id)
         const candidate = Option.flatMapNullishOr(serving, (s) => s.candidates.find((x) => x.id === slot.candidate_id))
-        const messages = generationMessages(c, yield* documents.texts(c.attachments.map((a) => a.id)))
+        const messages = generationMessages(c, yield* documents.texts(c.workspace_id, c.attachments.map((a) => a.id)))
         const started = yield* DateTime.now
         const result = Option.isNone(serving) || Option.isNone(candidate) || !isCallable(candidate.value)
           ? Result.fail({
@@ -103,9 +103,9 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
           created_at: started
         })
         // an answer the database refuses fails its own response; the case still completes
-        yield* cases.saveResponse(c.id, response).pipe(
+        yield* cases.saveResponse(c, response).pipe(
           Effect.catch(() =>
-            cases.saveResponse(c.id, { ...response, status: "failed", output: null, usage: null, error: notStored })
+            cases.saveResponse(c, { ...response, status: "failed", output: null, usage: null, error: notStored })
           ),
           Effect.orDie
         )
@@ -119,14 +119,14 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
         answer: Effect.fn("CaseGenerator.answer")(function*(job, responseId) {
           const c = yield* claimed(job)
           if (Option.isNone(c) || c.value.stage._tag !== "Generating") return
-          if ((yield* cases.responses(c.value.id)).some((r) => r.response_id === responseId)) return
+          if ((yield* cases.responses(c.value)).some((r) => r.response_id === responseId)) return
           const slot = c.value.stage.slots.find((s) => s.response_id === responseId)
           if (slot !== undefined) yield* call(c.value, slot)
         }),
         finish: Effect.fn("CaseGenerator.finish")(function*(job) {
           const c = yield* claimed(job)
           if (Option.isNone(c)) return
-          const next = complete(c.value, { claimId: job.claim_id, responses: yield* cases.responses(c.value.id) }, yield* DateTime.now)
+          const next = complete(c.value, { claimId: job.claim_id, responses: yield* cases.responses(c.value) }, yield* DateTime.now)
           if (Result.isFailure(next)) return yield* Effect.die(next.failure)
           if (!(yield* cases.update(next.success))) {
             const now = yield* cases.find(c.value.leaderboard_id, c.value.id)

@@ -182,9 +182,9 @@ export class HumanEvaluation extends Context.Service<HumanEvaluation, {
         const stage = c.stage
         return {
           case: c,
-          responses: stage._tag === "Generated" ? stage.responses : stage._tag === "Generating" ? yield* cases.responses(c.id) : [],
+          responses: stage._tag === "Generated" ? stage.responses : stage._tag === "Generating" ? yield* cases.responses(c) : [],
           response_total: stage._tag === "Generated" ? stage.responses.length : stage._tag === "Generating" ? stage.slots.length : 0,
-          history: yield* cases.history(c.id, limits.reviewHistory),
+          history: yield* cases.history(c, limits.reviewHistory),
           current: c.configuration === configuration
         } satisfies CaseDetail
       })
