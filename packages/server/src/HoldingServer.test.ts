@@ -1,5 +1,5 @@
 import { once } from "node:events"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import { describe, expect, it } from "vitest"
 import { createHoldingServer } from "./HoldingServer.ts"
 
@@ -16,4 +16,23 @@ describe("createHoldingServer", () => {
     expect(await fetch(url.replace("early", "late")).then((r) => r.text())).toBe("handled /late")
     server.close()
   })
+
+  it("answers a request that stalls mid-headers with 408 and the contract's error body", async () => {
+    const server = createHoldingServer({ headersTimeout: 200, requestTimeout: 300, connectionsCheckingInterval: 50 })
+    server.on("request", (_, response) => response.end("never"))
+    server.listen(0, "127.0.0.1")
+    await once(server, "listening")
+    const socket = connect((server.address() as AddressInfo).port, "127.0.0.1")
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n") // and nothing more
+    let answer = ""
+    socket.on("data", (chunk) => answer += chunk)
+    await once(socket, "close")
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expect(answer).toContain("Content-Type: application/json")
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+      error: { code: "request_timeout", message: "The request took too long to arrive" }
+    })
+    server.close()
+  })
 })
+

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 
 /**
@@ -26,8 +26,8 @@ const answerClientError = (error: Error & { readonly code?: string }, socket: Du
  * dropped request is never answered: without this, a client that connects in the moment between
  * `listen` and the handler being installed would wait forever (and hold up shutdown).
  */
-export const createHoldingServer = (): Server => {
-  const server = createServer()
+export const createHoldingServer = (options: ServerOptions = {}): Server => {
+  const server = createServer(options)
   server.on("clientError", answerClientError)
   const held: Array<readonly [IncomingMessage, ServerResponse]> = []
   const hold = (request: IncomingMessage, response: ServerResponse) => {
