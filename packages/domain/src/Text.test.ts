@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import { isStorableText, storableJson, storableText } from "./Text.ts"
 
