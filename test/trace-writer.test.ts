@@ -44,6 +44,12 @@ const rowsOf = (leaderboard: string) =>
     return row!
   })
 
+/** A writer of its own, closed when the test closes `scope`. */
+const openWriter = Effect.gen(function*() {
+  const scope = yield* Scope.make()
+  return { scope, writer: Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter) }
+})
+
 /** Real time: the writer's flush waits on the clock, which `it.effect`'s TestClock would freeze. */
 const live = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof Database>>) =>
   Effect.runPromise(effect.pipe(Effect.provide(Database)) as Effect.Effect<A, E>)
@@ -53,8 +59,7 @@ describe("TraceWriterPg", () => {
     it("writes every trace, many per INSERT under load", () =>
       live(Effect.gen(function*() {
         const leaderboard = crypto.randomUUID()
-        const scope = yield* Scope.make()
-        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const { scope, writer } = yield* openWriter
         const traces = yield* Effect.all(Array.from({ length: 2500 }, () => trace(leaderboard)))
         yield* Effect.forEach(traces, writer.record, { concurrency: "unbounded" })
         yield* writer.flush
@@ -68,8 +73,7 @@ describe("TraceWriterPg", () => {
     it("closing the writer writes what is still queued", () =>
       live(Effect.gen(function*() {
         const leaderboard = crypto.randomUUID()
-        const scope = yield* Scope.make()
-        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const { scope, writer } = yield* openWriter
         for (let i = 0; i < 300; i++) yield* writer.record(yield* trace(leaderboard))
         yield* Scope.close(scope, Exit.void)
         assert.strictEqual((yield* rowsOf(leaderboard)).rows, 300)
@@ -80,8 +84,7 @@ describe("TraceWriterPg", () => {
     it("stores U+0000 and lone surrogates as U+FFFD", () =>
       live(Effect.gen(function*() {
         const leaderboard = crypto.randomUUID()
-        const scope = yield* Scope.make()
-        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const { scope, writer } = yield* openWriter
         const base = yield* trace(leaderboard)
         yield* writer.record({
           ...base,
@@ -101,8 +104,7 @@ describe("TraceWriterPg", () => {
     it("sets a refused row aside and writes the 10,000 traces after it", () =>
       live(Effect.gen(function*() {
         const leaderboard = crypto.randomUUID()
-        const scope = yield* Scope.make()
-        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const { scope, writer } = yield* openWriter
         const poisoned = { ...yield* trace(leaderboard), leaderboard_model_id: "not-a-uuid" }
         yield* writer.record(poisoned)
         const traces = yield* Effect.all(Array.from({ length: 10_000 }, () => trace(leaderboard)))
@@ -116,8 +118,7 @@ describe("TraceWriterPg", () => {
       live(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const leaderboard = crypto.randomUUID()
-        const scope = yield* Scope.make()
-        const writer = Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter)
+        const { scope, writer } = yield* openWriter
         const locked = yield* Deferred.make<void>()
         const release = yield* Deferred.make<void>()
         const lock = yield* sql.withTransaction(
