@@ -6,6 +6,7 @@ import {
 import { type IntegrationAccount, IntegrationVerifier } from "@podium/domain/ports/IntegrationVerifier"
 import { type Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
+import { redactSecret } from "./Redaction.ts"
 
 export interface IntegrationVerifierHttpOptions {
   /** OpenRouter-style API root, e.g. `https://openrouter.ai/api/v1`; unset means the router is unavailable. */
@@ -83,9 +84,8 @@ const endpoints: Record<IntegrationProvider, Endpoint> = {
   }
 }
 
-/** A provider's words go to the user: keep them short and never let them repeat the token. */
-const sanitise = (reason: string, token: Redacted.Redacted<string>) =>
-  reason.split(Redacted.value(token)).join("[redacted]").slice(0, 200)
+/** A provider's words go to the user: keep them short and never let them repeat the token in any form. */
+const sanitise = (reason: string, token: Redacted.Redacted<string>) => redactSecret(reason, Redacted.value(token)).slice(0, 200)
 
 const make = Effect.fnUntraced(function*(options: IntegrationVerifierHttpOptions) {
   const client = yield* HttpClient.HttpClient
