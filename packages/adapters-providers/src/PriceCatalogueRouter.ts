@@ -1,6 +1,6 @@
 import type { Prices } from "@podium/domain/Budget"
 import { PriceCatalogue } from "@podium/domain/ports/PriceCatalogue"
-import { type Duration, Effect, Layer, Option, Schema } from "effect"
+import { type Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 
 export interface PriceCatalogueRouterOptions {
@@ -8,6 +8,8 @@ export interface PriceCatalogueRouterOptions {
   readonly routerBaseUrl?: string | undefined
   /** How long a fetched catalogue is used before it is fetched again. Default 10 minutes. */
   readonly ttl?: Duration.Input | undefined
+  /** How long a failed fetch is remembered before the next call tries again. Default 30 seconds. */
+  readonly failureTtl?: Duration.Input | undefined
   /** Bounds one fetch. Default 10 seconds. */
   readonly timeout?: Duration.Input | undefined
 }
@@ -46,14 +48,19 @@ const make = Effect.fnUntraced(function*(options: PriceCatalogueRouterOptions) {
         return [model.id, input === null || output === null ? unknown : { input, output }] as const
       }))
     ),
-    Effect.tapError((error) => Effect.logWarning("router catalogue unavailable; router prices unknown", { error: String(error) })),
-    // a failed fetch is not cached for long: unknown prices only make calls wait their turn
-    Effect.orElseSucceed(() => undefined)
+    Effect.tapError((error) => Effect.logWarning("router catalogue unavailable; router prices unknown", { error: String(error) }))
   )
-  const catalogue = yield* Effect.cachedWithTTL(fetchCatalogue, options.ttl ?? "10 minutes")
+  // a failure is kept briefly: meanwhile prices are unknown, which only makes budgeted calls take turns
+  const catalogue = yield* Effect.cachedWithTTL(
+    fetchCatalogue,
+    (exit) => Exit.isSuccess(exit) ? options.ttl ?? "10 minutes" : options.failureTtl ?? "30 seconds"
+  )
   return PriceCatalogue.of({
     routerPrices: (modelName) =>
-      Effect.map(catalogue, (models) => Option.getOrElse(Option.fromNullishOr(models?.get(modelName)), () => unknown))
+      catalogue.pipe(
+        Effect.map((models) => Option.getOrElse(Option.fromNullishOr(models.get(modelName)), () => unknown)),
+        Effect.orElseSucceed(() => unknown)
+      )
   })
 })
 
