@@ -1,6 +1,6 @@
 import { NodeServices } from "@effect/platform-node"
 import { serviceVersion } from "@podium/adapters-http/api/Api"
-import { createServer } from "node:net"
+import { connect } from "node:net"
 import { Console, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { SqlClient } from "effect/sql"
@@ -22,19 +22,23 @@ import { mintDevSession } from "./DevSession.ts"
 const withConfig = <A, E, R>(f: (config: PodiumConfig) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(loadConfig(), f)
 
-/** Fails with one clear line when the port cannot be bound, before anything (the database) starts. */
+/**
+ * Fails with one clear line when something already listens on the port, before anything (the
+ * database) starts. It connects rather than listens: a probe that listened would accept, then drop,
+ * a client connecting in that moment.
+ */
 const checkPort = (config: PodiumConfig) =>
   Effect.callback<void, Error>((resume) => {
-    const probe = createServer()
-    probe.once("error", (error: NodeJS.ErrnoException) =>
-      resume(Effect.fail(
-        new Error(
-          error.code === "EADDRINUSE"
-            ? `PORT ${config.port} is in use on ${config.host}: stop what holds it or set PORT`
-            : `cannot listen on ${config.host}:${config.port} (PORT, HOST): ${error.message}`
-        )
-      )))
-    probe.listen(config.port, config.host, () => probe.close(() => resume(Effect.void)))
+    const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host
+    const socket = connect({ host, port: config.port })
+    socket.setTimeout(1_000)
+    const free = () => (socket.destroy(), resume(Effect.void))
+    socket.once("connect", () => {
+      socket.destroy()
+      resume(Effect.fail(new Error(`PORT ${config.port} is in use on ${config.host}: stop what holds it or set PORT`)))
+    })
+    socket.once("error", free)
+    socket.once("timeout", free)
   })
 
 const serve = Command.make("serve", {}, () =>
