@@ -4,9 +4,8 @@ import { Reactivity } from "effect/reactivity"
 import { type SqlClient, Statement } from "effect/sql"
 import { Worker } from "node:worker_threads"
 import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
-import { basePromptOf, configurationOf } from "@podium/domain/HumanCase"
-import type { LeaderboardId } from "@podium/domain/Leaderboard"
-import { HumanCaseRepository } from "@podium/domain/ports/HumanCaseRepository"
+import { basePromptOf, configurationOf, HumanCaseRepository } from "@podium/domain/human"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type Scenario, type ScenarioResult, type Settings, settle, time } from "./Benchmark.ts"
 import type { SelfRunningBenchmark } from "./InferenceBench.ts"
 import { expectSuccess, memory, type Target } from "./Load.ts"
@@ -327,7 +326,7 @@ const explain = async (databaseUrl: string, seeded: Seeded, offsets: ReadonlyArr
       Effect.orDie
     )
   const runtime = ManagedRuntime.make(
-    HumanCaseRepositoryPg.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
+    HumanCaseRepositoryPg.layer.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
   )
   try {
     const summaryStatements = Effect.gen(function*() {

@@ -43,7 +43,7 @@ export const startPodium = async (
   }))
   const logs = new LogTally(calls === undefined ? "server" : "call-counting server")
   const server = NodeHttpServer.layer(createHoldingServer, { port: 0, host: "127.0.0.1" })
-  // As LoggingLive, but tallied on stderr rather than one JSON line per event on stdout.
+  // As layerLogging, but tallied on stderr rather than one JSON line per event on stdout.
   const logging = Layer.mergeAll(logs.layer, Layer.succeed(References.MinimumLogLevel, config.logLevel))
   const app = makeApp(config, server).pipe(Layer.provide(logging))
   const runtime = ManagedRuntime.make(calls === undefined ? app : app.pipe(Layer.provide(calls.layer)))

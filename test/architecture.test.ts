@@ -8,7 +8,10 @@ import { describe, expect, it } from "vitest"
  * Import boundaries (STYLE.md 1 and 2), checked on a real parse of every source file so that
  * comments, strings and multi-line imports cannot hide or fake an import:
  * - `packages/domain` imports only `effect` core modules and its own files (its tests may add a test runner);
- * - adapters import neither the server nor another adapter; nothing but the server imports the server.
+ * - adapters import neither the server nor another adapter; nothing but the server imports the server;
+ * - the domain is one folder per bounded context (`src/<context>/`): a file reaches another context
+ *   only through that context's `index.ts`, and code outside the domain only through
+ *   `@podium/domain/<context>`.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
@@ -140,6 +143,32 @@ export const domainRule: Rule = (specifier, file) => {
   return "the domain imports only `effect`"
 }
 
+const domainSrc = join(packagesDir, "domain", "src")
+
+/** The context folder (`shared`, `access`, ...) that holds a domain path, if any. */
+const contextOf = (path: string): string | undefined => {
+  if (!isInside(domainSrc, path)) return undefined
+  const parts = relative(domainSrc, path).split(sep)
+  return parts.length > 1 ? parts[0] : undefined
+}
+
+/** Inside the domain, another context is reached through its `index.ts` only. */
+export const contextRule: Rule = (specifier, file) => {
+  if (!isRelative(specifier)) return undefined
+  const target = resolve(dirname(file), specifier)
+  const other = contextOf(target)
+  if (other === undefined || other === contextOf(file)) return undefined
+  return target === join(domainSrc, other, "index.ts")
+    ? undefined
+    : `reaches into the internals of context "${other}": import "../${other}/index.ts"`
+}
+
+/** Outside the domain, a context is its package entry `@podium/domain/<context>`. */
+export const domainEntryRule: Rule = (specifier) =>
+  specifier.startsWith("@podium/domain") && !/^@podium\/domain\/[a-z]+$/.test(specifier)
+    ? "import a domain context through its entry, `@podium/domain/<context>`"
+    : undefined
+
 export const adapterRule: Rule = (specifier, file) => {
   if (isRelative(specifier)) return stayInPackage(specifier, file)
   const own = `@podium/${relative(packagesDir, packageDirOf(file))}`
@@ -148,7 +177,7 @@ export const adapterRule: Rule = (specifier, file) => {
   }
   const adapter = /^@podium\/(adapters-[^/]+)/.exec(specifier)
   if (adapter !== null && `@podium/${adapter[1]}` !== own) return "an adapter does not import another adapter"
-  return undefined
+  return domainEntryRule(specifier, file)
 }
 
 const sourceExtension = /\.(ts|mts|cts|tsx|js|mjs|cjs)$/
@@ -158,6 +187,9 @@ const sourceFiles = (dir: string): Array<string> =>
     .filter((path) => sourceExtension.test(path) && !path.split(sep).includes("node_modules"))
     .map((path) => join(dir, path))
     .sort()
+
+const checkDir = (dir: string, rule: Rule): Array<Violation> =>
+  sourceFiles(dir).flatMap((file) => check(file, readFileSync(file, "utf8"), rule))
 
 const checkPackage = (packageDir: string, rule: Rule): Array<Violation> =>
   sourceFiles(packageDir).flatMap((file) => check(file, readFileSync(file, "utf8"), rule))
@@ -174,6 +206,17 @@ describe("import boundaries", () => {
     const domainDir = join(packagesDir, "domain")
     expect(sourceFiles(join(domainDir, "src")).length).toBeGreaterThan(0)
     const violations = checkPackage(domainDir, domainRule)
+    expect(violations, format(violations)).toEqual([])
+  })
+
+  it("domain contexts reach each other only through their index.ts", () => {
+    const violations = checkDir(domainSrc, contextRule)
+    expect(violations, format(violations)).toEqual([])
+  })
+
+  it("code outside the domain imports a context only through @podium/domain/<context>", () => {
+    const outside = [join(packagesDir, "server"), join(root, "test"), join(root, "bench")]
+    const violations = outside.flatMap((dir) => checkDir(dir, domainEntryRule))
     expect(violations, format(violations)).toEqual([])
   })
 
@@ -226,7 +269,7 @@ describe("the import checker", () => {
       import {
         App
       } from "@podium/server/App"
-      import { WorkspaceRepositoryPg } from "../../../adapters-pg/src/WorkspaceRepositoryPg.ts"
+      import { WorkspaceRepositoryPg.layer } from "../../../adapters-pg/src/WorkspaceRepositoryPg.ts"
       type Verify = typeof import("jose").jwtVerify
       const crypto = await import("node:crypto")
       const dynamic = await import(process.env.MODULE!)
@@ -269,10 +312,36 @@ describe("the import checker", () => {
     expect(specifiers(domainFile, source, domainRule)).toEqual([])
   })
 
+  it("keeps contexts out of each other's internals", () => {
+    const humanFile = join(domainSrc, "human", "Sample.ts")
+    const source = `
+      import { HumanCase } from "./HumanCase.ts"
+      import { Leaderboard } from "../leaderboards/index.ts"
+      import type { Candidate } from "../leaderboards/Candidate.ts"
+      export { UserId } from "../shared/Ids.ts"
+      import { Scope } from "../access/internal/Scope.ts"
+    `
+    expect(specifiers(humanFile, source, contextRule)).toEqual([
+      "../leaderboards/Candidate.ts",
+      "../shared/Ids.ts",
+      "../access/internal/Scope.ts"
+    ])
+    const outside = `
+      import { Leaderboard } from "@podium/domain/leaderboards"
+      import { UserId } from "@podium/domain/shared/Ids"
+      import { Invite } from "@podium/domain/access/index.ts"
+      import { Effect } from "effect"
+    `
+    expect(specifiers(httpFile, outside, domainEntryRule)).toEqual([
+      "@podium/domain/shared/Ids",
+      "@podium/domain/access/index.ts"
+    ])
+  })
+
   it("keeps adapters off the server and off each other", () => {
     const source = `
       import { Api } from "@podium/adapters-http/api/Api"
-      import { UserId } from "@podium/domain/Ids"
+      import { UserId } from "@podium/domain/shared"
       import { PgClient } from "@effect/sql-pg"
       import { TokensApi } from "../api/TokensApi.ts"
       import { makeApp } from "@podium/server/App"

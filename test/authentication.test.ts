@@ -6,15 +6,17 @@ import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
-import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
+import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
-import { PushTokenPrefix } from "@podium/domain/ApiToken"
-import { Unauthenticated } from "@podium/domain/AuthErrors"
-import { SessionVerifier } from "@podium/domain/ports/SessionVerifier"
-import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
-import { Authentication } from "@podium/domain/services/Authentication"
-import { Identity } from "@podium/domain/services/Identity"
+import {
+  PushTokenPrefix,
+  Unauthenticated,
+  SessionVerifier,
+  TokenSecrets,
+  Authentication,
+  Identity,
+} from "@podium/domain/access"
 import { TestDatabase } from "./support/database.ts"
 
 /** Sessions are not under test here: every session token is refused. */
@@ -25,15 +27,15 @@ const NoSessions = Layer.succeed(SessionVerifier, SessionVerifier.of({
 const AuthenticationPg = Authentication.layer.pipe(
   Layer.provide(Identity.layer),
   Layer.provideMerge(Layer.mergeAll(
-    WorkspaceRepositoryPg,
-    ApiTokenRepositoryPg.pipe(Layer.provide(ChangeFeed.layer)),
-    PushTokenRepositoryPg,
-    InviteRepositoryPg,
-    IdGeneratorUuidV7,
+    WorkspaceRepositoryPg.layer,
+    ApiTokenRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
+    PushTokenRepositoryPg.layer,
+    InviteRepositoryPg.layer,
+    IdGeneratorUuidV7.layer,
     TokenSecretsNode,
     NoSessions
   )),
-  Layer.provideMerge(MigrationsLayer),
+  Layer.provideMerge(layerMigrations),
   Layer.provideMerge(TestDatabase.layer)
 )
 

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
-import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
+import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import {
   type CaseResponse,
   claim,
@@ -10,20 +10,22 @@ import {
   createCase,
   HumanCase,
   saveReview,
-  slotsFor
-} from "@podium/domain/HumanCase"
-import type { CaseId, ResponseId } from "@podium/domain/HumanEval"
-import type { WorkspaceId } from "@podium/domain/Ids"
-import type { CandidateId, LeaderboardId } from "@podium/domain/Leaderboard"
-import { type RankedCase, tally } from "@podium/domain/HumanRanking"
-import { HumanCaseRepository } from "@podium/domain/ports/HumanCaseRepository"
+  slotsFor,
+  type CaseId,
+  type ResponseId,
+  type RankedCase,
+  tally,
+  HumanCaseRepository,
+} from "@podium/domain/human"
+import type { WorkspaceId } from "@podium/domain/shared"
+import type { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
 import fc from "fast-check"
 import { TestDatabase } from "./support/database.ts"
 
 // The repository's own guarantees, against real Postgres: ids used once, the revision-conditional
 // update that makes the generation claim atomic, responses saved once, verdicts and history.
 
-const Database = HumanCaseRepositoryPg.pipe(Layer.provideMerge(MigrationsLayer), Layer.provideMerge(TestDatabase.layer))
+const Database = HumanCaseRepositoryPg.layer.pipe(Layer.provideMerge(layerMigrations), Layer.provideMerge(TestDatabase.layer))
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const candidates = [1, 2, 3].map((n) => ({
@@ -70,7 +72,7 @@ const responded = (c: HumanCase): ReadonlyArray<CaseResponse> =>
     created_at: t0
   }))
 
-describe("HumanCaseRepositoryPg", () => {
+describe("HumanCaseRepositoryPg.layer", () => {
   it.layer(Database, { timeout: 60_000 })((it) => {
     it.effect("stores a draft once; the same id again finds what is stored", () =>
       Effect.gen(function*() {

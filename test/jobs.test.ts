@@ -17,7 +17,7 @@ afterAll(() => podium.stop())
 
 const runJob = <A>(job: Effect.Effect<A, never, any>) =>
   Effect.runPromise(job.pipe(
-    Effect.provide(Layer.mergeAll(InviteRepositoryPg, BudgetLedgerPg.pipe(Layer.provide(IdGeneratorUuidV7))).pipe(
+    Effect.provide(Layer.mergeAll(InviteRepositoryPg.layer, BudgetLedgerPg.layer.pipe(Layer.provide(IdGeneratorUuidV7.layer))).pipe(
       Layer.provideMerge(PgClient.layer({ url: Redacted.make(podium.databaseUrl) }))
     )),
     Effect.orDie

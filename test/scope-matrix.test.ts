@@ -1,4 +1,4 @@
-import { Scopes } from "@podium/domain/Scope"
+import { Scopes } from "@podium/domain/access"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fill, type Operation, operations } from "./support/OpenApiRoutes.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"

@@ -2,15 +2,13 @@ import { assert, describe, it } from "vitest"
 import { Context, DateTime, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
-import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
+import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { queueCapacity, TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
-import type { WorkspaceId } from "@podium/domain/Ids"
-import { IdGenerator } from "@podium/domain/ports/IdGenerator"
-import { TraceWriter } from "@podium/domain/ports/TraceWriter"
-import type { Trace } from "@podium/domain/Trace"
+import { type WorkspaceId, IdGenerator } from "@podium/domain/shared"
+import { TraceWriter, type Trace } from "@podium/domain/inference"
 import { TestDatabase } from "./support/database.ts"
 
-const Database = MigrationsLayer.pipe(Layer.provideMerge(TestDatabase.layer), Layer.provideMerge(IdGeneratorUuidV7))
+const Database = layerMigrations.pipe(Layer.provideMerge(TestDatabase.layer), Layer.provideMerge(IdGeneratorUuidV7.layer))
 
 const trace = (leaderboard: string) =>
   Effect.gen(function*() {
@@ -47,14 +45,14 @@ const rowsOf = (leaderboard: string) =>
 /** A writer of its own, closed when the test closes `scope`. */
 const openWriter = Effect.gen(function*() {
   const scope = yield* Scope.make()
-  return { scope, writer: Context.get(yield* Layer.buildWithScope(TraceWriterPg, scope), TraceWriter) }
+  return { scope, writer: Context.get(yield* Layer.buildWithScope(TraceWriterPg.layer, scope), TraceWriter) }
 })
 
 /** Real time: the writer's flush waits on the clock, which `it.effect`'s TestClock would freeze. */
 const live = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof Database>>) =>
   Effect.runPromise(effect.pipe(Effect.provide(Database)) as Effect.Effect<A, E>)
 
-describe("TraceWriterPg", () => {
+describe("TraceWriterPg.layer", () => {
   describe("group commit", () => {
     it("writes every trace, many per INSERT under load", () =>
       live(Effect.gen(function*() {

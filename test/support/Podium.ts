@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { LoggingLive, makeApp } from "@podium/server/App"
+import { layerLogging, makeApp } from "@podium/server/App"
 import { loadConfig, type PodiumConfig } from "@podium/server/Config"
 import { createHoldingServer } from "@podium/server/HoldingServer"
 import { freshDatabaseUrl } from "./database.ts"
@@ -51,7 +51,7 @@ export const startPodium = async (env: Record<string, string | undefined> = {}):
   }))
   const server = NodeHttpServer.layer(createHoldingServer, { port: 0, host: "127.0.0.1" })
   const runtime = ManagedRuntime.make(
-    makeApp(config, server).pipe(Layer.provide(LoggingLive(config)))
+    makeApp(config, server).pipe(Layer.provide(layerLogging(config)))
   )
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")

@@ -1,5 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { DocumentReader } from "@podium/domain/ports/DocumentReader"
+import { DocumentReader } from "@podium/domain/human"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { readFileSync } from "node:fs"

@@ -10,9 +10,7 @@
  * archives, Office files, other encodings) is `UnsupportedDocument`. The media type comes from the
  * bytes: the name only chooses among the text types, so a renamed binary is never read as text.
  */
-import { UnsupportedDocument } from "@podium/domain/DocumentErrors"
-import { limits } from "@podium/domain/HumanEval"
-import { DocumentReader, type ReadDocument } from "@podium/domain/ports/DocumentReader"
+import { UnsupportedDocument, limits, DocumentReader, type ReadDocument } from "@podium/domain/human"
 import { Duration, Effect, Layer, Semaphore } from "effect"
 import { createHash } from "node:crypto"
 import { Worker } from "node:worker_threads"

@@ -1,7 +1,6 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { ApiToken } from "@podium/domain/ApiToken"
-import { ApiTokenRepository } from "@podium/domain/ports/ApiTokenRepository"
+import { ApiToken, ApiTokenRepository } from "@podium/domain/access"
 import { ChangeFeed } from "./ChangeFeedPg.ts"
 import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "./Rows.ts"
 
@@ -17,7 +16,7 @@ const TokenRow = Schema.Struct({
 /** How stale last_used_at may get before a request writes it again. */
 const touchInterval = "1 minute"
 
-export const ApiTokenRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   ApiTokenRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -85,3 +84,5 @@ export const ApiTokenRepositoryPg = Layer.effect(
     })
   })
 )
+
+export const ApiTokenRepositoryPg = { layer }

@@ -1,13 +1,13 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { BudgetLedger, type Reserved } from "@podium/domain/ports/BudgetLedger"
-import { IdGenerator } from "@podium/domain/ports/IdGenerator"
+import { BudgetLedger, type Reserved } from "@podium/domain/access"
+import { IdGenerator } from "@podium/domain/shared"
 import { toDate } from "./Rows.ts"
 
 /** Money as Postgres numeric text: JavaScript's shortest decimal form of the number, exact from there on. */
 const money = (usd: number) => String(usd)
 
-export const BudgetLedgerPg = Layer.effect(
+const layer = Layer.effect(
   BudgetLedger,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -65,3 +65,5 @@ export const BudgetLedgerPg = Layer.effect(
     })
   })
 )
+
+export const BudgetLedgerPg = { layer }

@@ -9,20 +9,19 @@ import {
   Review,
   ReviewInput,
   Slot,
-  Stage
-} from "@podium/domain/HumanCase"
-import type { CaseId } from "@podium/domain/HumanEval"
-import type { LeaderboardId } from "@podium/domain/Leaderboard"
-import type { Tallies, Tally } from "@podium/domain/HumanRanking"
-import {
+  Stage,
+  type CaseId,
+  type Tallies,
+  type Tally,
   type CaseCounts,
   type CaseKey,
   type CaseListItem,
   HumanCaseRepository,
   type ReviewHistoryEntry,
-  ResponseRefused
-} from "@podium/domain/ports/HumanCaseRepository"
-import { storableText } from "@podium/domain/Text"
+  ResponseRefused,
+} from "@podium/domain/human"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { storableText } from "@podium/domain/shared"
 import { toDate, toDateOrNull } from "./Rows.ts"
 
 /** jsonb columns hold the JSON encoding of the domain's schemas (timestamps as ISO strings). */
@@ -187,7 +186,7 @@ const caseColumns = "id, leaderboard_id, workspace_id, input, context, prompt_ov
   "creation_key, revision, stage, claim_id, claimed_at, slots, generated_at, review, revealed_at, created_at, updated_at"
 const responseColumns = "id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd, trace_id, created_at"
 
-export const HumanCaseRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   HumanCaseRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -424,3 +423,5 @@ export const HumanCaseRepositoryPg = Layer.effect(
     return HumanCaseRepository.of({ insert, find, update, saveResponse, responses, counts, page, tallies, confirmed, history })
   })
 )
+
+export const HumanCaseRepositoryPg = { layer }

@@ -1,9 +1,7 @@
 import { DateTime, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { DocumentId } from "@podium/domain/HumanEval"
-import { HumanDocument } from "@podium/domain/HumanDocument"
-import type { LeaderboardId } from "@podium/domain/Leaderboard"
-import { HumanDocumentRepository } from "@podium/domain/ports/HumanDocumentRepository"
+import { type DocumentId, HumanDocument, HumanDocumentRepository } from "@podium/domain/human"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { toDate, toDateOrNull } from "./Rows.ts"
 
 interface DocumentRow {
@@ -32,7 +30,7 @@ const toDocument = (row: DocumentRow) =>
     archived_at: row.archived_at === null ? null : DateTime.fromDateUnsafe(row.archived_at)
   })
 
-export const HumanDocumentRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   HumanDocumentRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -85,3 +83,5 @@ export const HumanDocumentRepositoryPg = Layer.effect(
     })
   })
 )
+
+export const HumanDocumentRepositoryPg = { layer }

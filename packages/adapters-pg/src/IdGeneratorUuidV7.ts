@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { IdGenerator } from "@podium/domain/ports/IdGenerator"
+import { IdGenerator } from "@podium/domain/shared"
 import { randomFillSync } from "node:crypto"
 
 /**
@@ -42,9 +42,11 @@ export const makeUuidV7 = (random: (bytes: Uint8Array) => void = (b) => void ran
   }
 }
 
-export const IdGeneratorUuidV7 = Layer.sync(IdGenerator, () => {
+const layer = Layer.sync(IdGenerator, () => {
   const next = makeUuidV7()
   return IdGenerator.of({
     next: Effect.clockWith((clock) => Effect.sync(() => next(clock.currentTimeMillisUnsafe())))
   })
 })
+
+export const IdGeneratorUuidV7 = { layer }

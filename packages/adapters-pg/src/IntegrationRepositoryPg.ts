@@ -1,9 +1,8 @@
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { UserId, WorkspaceId } from "@podium/domain/Ids"
-import { IntegrationProvider } from "@podium/domain/IntegrationErrors"
-import { IntegrationRepository } from "@podium/domain/ports/IntegrationRepository"
+import { UserId, WorkspaceId } from "@podium/domain/shared"
+import { IntegrationProvider, IntegrationRepository } from "@podium/domain/integrations"
 import { ChangeFeed } from "./ChangeFeedPg.ts"
 import { Timestamp, toDate } from "./Rows.ts"
 
@@ -17,7 +16,7 @@ const IntegrationRow = Schema.Struct({
   validated_at: Timestamp
 })
 
-export const IntegrationRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   IntegrationRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -50,3 +49,5 @@ export const IntegrationRepositoryPg = Layer.effect(
     })
   })
 )
+
+export const IntegrationRepositoryPg = { layer }

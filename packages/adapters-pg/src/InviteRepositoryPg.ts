@@ -1,7 +1,6 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Invite } from "@podium/domain/Invite"
-import { InviteRepository } from "@podium/domain/ports/InviteRepository"
+import { Invite, InviteRepository } from "@podium/domain/access"
 import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "./Rows.ts"
 
 /** The domain's fields, with timestamps as the driver returns them (Date). */
@@ -14,7 +13,7 @@ const InviteRow = Schema.Struct({
 })
 const toInvite = (row: typeof InviteRow.Type) => new Invite(row)
 
-export const InviteRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   InviteRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -92,3 +91,5 @@ export const InviteRepositoryPg = Layer.effect(
     })
   })
 )
+
+export const InviteRepositoryPg = { layer }

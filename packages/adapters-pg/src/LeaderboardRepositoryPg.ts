@@ -1,9 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Candidate } from "@podium/domain/Candidate"
-import { Leaderboard, type LeaderboardId } from "@podium/domain/Leaderboard"
-import { LeaderboardRepository, type Serving } from "@podium/domain/ports/LeaderboardRepository"
+import {
+  Candidate,
+  Leaderboard,
+  type LeaderboardId,
+  LeaderboardRepository,
+  type Serving,
+} from "@podium/domain/leaderboards"
 import { ChangeFeed } from "./ChangeFeedPg.ts"
 import { Timestamp, toDate } from "./Rows.ts"
 
@@ -20,7 +24,7 @@ const ServingRow = Schema.Struct({
   }))
 })
 
-export const LeaderboardRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   LeaderboardRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -131,3 +135,5 @@ export const LeaderboardRepositoryPg = Layer.effect(
     })
   })
 )
+
+export const LeaderboardRepositoryPg = { layer }

@@ -33,4 +33,4 @@ export const runMigrations = PgMigrator.run({ loader, table: "podium_migrations"
   Effect.provide(NodeServices.layer)
 )
 
-export const MigrationsLayer = Layer.effectDiscard(runMigrations)
+export const layerMigrations = Layer.effectDiscard(runMigrations)

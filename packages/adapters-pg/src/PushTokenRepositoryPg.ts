@@ -1,7 +1,7 @@
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { WorkspaceId } from "@podium/domain/Ids"
-import { PushTokenRepository } from "@podium/domain/ports/PushTokenRepository"
+import { WorkspaceId } from "@podium/domain/shared"
+import { PushTokenRepository } from "@podium/domain/access"
 import { NullableTimestamp, toDate } from "./Rows.ts"
 
 const PushTokenRow = Schema.Struct({
@@ -11,7 +11,7 @@ const PushTokenRow = Schema.Struct({
   revoked_at: NullableTimestamp
 })
 
-export const PushTokenRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   PushTokenRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -29,3 +29,5 @@ export const PushTokenRepositoryPg = Layer.effect(
     })
   })
 )
+
+export const PushTokenRepositoryPg = { layer }

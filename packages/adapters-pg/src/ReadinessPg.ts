@@ -1,8 +1,8 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { Readiness } from "@podium/domain/ports/Readiness"
+import { Readiness } from "@podium/domain/shared"
 
-export const ReadinessPg = Layer.effect(
+const layer = Layer.effect(
   Readiness,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -15,3 +15,5 @@ export const ReadinessPg = Layer.effect(
     })
   })
 )
+
+export const ReadinessPg = { layer }

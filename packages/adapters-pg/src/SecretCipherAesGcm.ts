@@ -1,5 +1,5 @@
 import { Effect, Layer, Redacted } from "effect"
-import { SecretCipher } from "@podium/domain/ports/SecretCipher"
+import { SecretCipher } from "@podium/domain/shared"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 
 const version = "v1"

@@ -1,13 +1,12 @@
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { TraceReader, type TraceFilter, type TracePosition } from "@podium/domain/ports/TraceReader"
-import { Trace } from "@podium/domain/Trace"
+import { TraceReader, type TraceFilter, type TracePosition, Trace } from "@podium/domain/inference"
 import { Timestamp } from "./Rows.ts"
 
 const TraceRow = Schema.Struct({ ...Trace.fields, created_at: Timestamp })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(TraceRow))
 
-export const TraceReaderPg = Layer.effect(
+const layer = Layer.effect(
   TraceReader,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -37,3 +36,5 @@ export const TraceReaderPg = Layer.effect(
     })
   })
 )
+
+export const TraceReaderPg = { layer }

@@ -1,9 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { DateTime, Duration, Effect, Layer, Queue, Schedule } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { TraceWriter } from "@podium/domain/ports/TraceWriter"
-import { storableJson } from "@podium/domain/Text"
-import type { Trace } from "@podium/domain/Trace"
+import { TraceWriter, type Trace } from "@podium/domain/inference"
+import { storableJson } from "@podium/domain/shared"
 
 /** Most rows in one INSERT: one JSON parameter expanded by jsonb_to_recordset. */
 const maxBatch = 1000
@@ -43,7 +42,7 @@ const databaseMessage = (error: SqlError.SqlError): string => {
  * bad trace never holds the others. Strings are stored with U+0000 and lone surrogates replaced.
  * Closing the layer writes what is queued first.
  */
-export const TraceWriterPg = Layer.effect(
+const layer = Layer.effect(
   TraceWriter,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -109,3 +108,5 @@ export const TraceWriterPg = Layer.effect(
     })
   })
 )
+
+export const TraceWriterPg = { layer }

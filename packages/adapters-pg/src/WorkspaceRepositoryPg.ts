@@ -1,7 +1,7 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { WorkspaceRepository } from "@podium/domain/ports/WorkspaceRepository"
-import { Member, Membership, User } from "@podium/domain/Workspace"
+import { WorkspaceRepository, Member, Membership, User } from "@podium/domain/access"
+import type { WorkspaceId } from "@podium/domain/shared"
 import { Timestamp, toDate } from "./Rows.ts"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, joined_at: Timestamp })
@@ -9,7 +9,7 @@ const MemberRow = Schema.Struct({ ...Member.fields, joined_at: Timestamp })
 const UserRow = Schema.Struct(User.fields)
 const Pair = Schema.Struct({ workspaceId: Schema.String, userId: Schema.String })
 
-export const WorkspaceRepositoryPg = Layer.effect(
+const layer = Layer.effect(
   WorkspaceRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -86,6 +86,14 @@ export const WorkspaceRepositoryPg = Layer.effect(
           Effect.asVoid,
           Effect.orDie
         ),
+      findWorkspace: (by) =>
+        ("id" in by
+          ? sql<{ id: WorkspaceId }>`SELECT id FROM workspaces WHERE id::text = ${by.id}`
+          : sql<{ id: WorkspaceId }>`SELECT w.id FROM workspaces w JOIN users u ON u.id = w.personal_owner_id
+                                     WHERE lower(u.email) = lower(${by.ownerEmail})`).pipe(
+          Effect.map((rows) => Option.fromNullishOr(rows[0]?.id)),
+          Effect.orDie
+        ),
       removeMember: (workspaceId, userId) =>
         sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId} AND user_id = ${userId} RETURNING user_id`.pipe(
           Effect.map((rows) => rows.length > 0),
@@ -94,3 +102,5 @@ export const WorkspaceRepositoryPg = Layer.effect(
     })
   })
 )
+
+export const WorkspaceRepositoryPg = { layer }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ChatProvider, type ChatRequest, type ChatTarget } from "@podium/domain/ports/ChatProvider"
+import { ChatProvider, type ChatRequest, type ChatTarget } from "@podium/domain/inference"
 import { Effect, Layer, Option, Redacted } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ChatProviderOpenAi, type ChatProviderOpenAiOptions } from "./ChatProviderOpenAi.ts"

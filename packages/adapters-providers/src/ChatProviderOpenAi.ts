@@ -4,9 +4,9 @@ import {
   ChatProviderFailed,
   type ChatRequest,
   type ChatTarget,
-  type ChatUsage
-} from "@podium/domain/ports/ChatProvider"
-import { storableText } from "@podium/domain/Text"
+  type ChatUsage,
+} from "@podium/domain/inference"
+import { storableText } from "@podium/domain/shared"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { redactSecret } from "./Redaction.ts"
 import { SafeHttp, SafeHttpError, type SafeRequestOptions } from "./SafeHttpClient.ts"

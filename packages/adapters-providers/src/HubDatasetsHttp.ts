@@ -1,8 +1,12 @@
 import { type Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { type HubDatasetInfo, HubDatasetNotFound, type HubSplit } from "@podium/domain/HubDataset"
-import { IntegrationUnavailable } from "@podium/domain/IntegrationErrors"
-import { HubDatasets } from "@podium/domain/ports/HubDatasets"
+import {
+  type HubDatasetInfo,
+  HubDatasetNotFound,
+  type HubSplit,
+  IntegrationUnavailable,
+  HubDatasets,
+} from "@podium/domain/integrations"
 
 export interface HubDatasetsHttpOptions {
   /** Hugging Face-style hub root, e.g. `https://huggingface.co`; unset means the hub is unavailable. */

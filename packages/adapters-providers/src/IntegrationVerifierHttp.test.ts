@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { IntegrationVerifier } from "@podium/domain/ports/IntegrationVerifier"
+import { IntegrationVerifier } from "@podium/domain/integrations"
 import { Effect, Layer, Redacted } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { IntegrationVerifierHttp, type IntegrationVerifierHttpOptions } from "./IntegrationVerifierHttp.ts"

@@ -1,9 +1,10 @@
 import {
   IntegrationTokenRejected,
   type IntegrationProvider,
-  IntegrationUnavailable
-} from "@podium/domain/IntegrationErrors"
-import { type IntegrationAccount, IntegrationVerifier } from "@podium/domain/ports/IntegrationVerifier"
+  IntegrationUnavailable,
+  type IntegrationAccount,
+  IntegrationVerifier,
+} from "@podium/domain/integrations"
 import { type Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { redactSecret } from "./Redaction.ts"

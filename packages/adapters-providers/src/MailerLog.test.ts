@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Mailer } from "@podium/domain/ports/Mailer"
+import { Mailer } from "@podium/domain/access"
 import { Effect, Logger, References } from "effect"
 import { MailerLog } from "./MailerLog.ts"
 

@@ -1,4 +1,4 @@
-import { type Mail, Mailer } from "@podium/domain/ports/Mailer"
+import { type Mail, Mailer } from "@podium/domain/access"
 import { Effect, Layer } from "effect"
 
 const send = Effect.fn("MailerLog.send")(function*(mail: Mail) {

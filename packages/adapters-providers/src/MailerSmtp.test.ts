@@ -1,5 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Mailer } from "@podium/domain/ports/Mailer"
+import { Mailer } from "@podium/domain/access"
 import { Effect, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"

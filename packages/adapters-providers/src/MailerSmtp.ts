@@ -1,4 +1,4 @@
-import { type Mail, MailFailed, Mailer } from "@podium/domain/ports/Mailer"
+import { type Mail, MailFailed, Mailer } from "@podium/domain/access"
 import { Effect, Layer, Redacted } from "effect"
 import { createTransport } from "nodemailer"
 import addressparser from "nodemailer/lib/addressparser"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { PriceCatalogue } from "@podium/domain/ports/PriceCatalogue"
+import { PriceCatalogue } from "@podium/domain/inference"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { PriceCatalogueRouter } from "./PriceCatalogueRouter.ts"

@@ -1,5 +1,5 @@
-import type { Prices } from "@podium/domain/Budget"
-import { PriceCatalogue } from "@podium/domain/ports/PriceCatalogue"
+import type { Prices } from "@podium/domain/access"
+import { PriceCatalogue } from "@podium/domain/inference"
 import { type Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 

@@ -9,7 +9,7 @@ import { resolve } from "node:path"
 import { Api } from "@podium/adapters-http/api/Api"
 import { SessionVerifierJose } from "@podium/adapters-http/auth/SessionVerifierJose"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
-import { AuthenticationLive } from "@podium/adapters-http/handlers/Authentication"
+import { layerAuthentication } from "@podium/adapters-http/handlers/Authentication"
 import { DatasetsHttp } from "@podium/adapters-http/handlers/DatasetsHttp"
 import { HealthHttp } from "@podium/adapters-http/handlers/HealthHttp"
 import { DocumentReaderNode } from "@podium/adapters-http/DocumentReaderNode"
@@ -31,7 +31,7 @@ import { HumanDocumentRepositoryPg } from "@podium/adapters-pg/HumanDocumentRepo
 import { IntegrationRepositoryPg } from "@podium/adapters-pg/IntegrationRepositoryPg"
 import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
 import { LeaderboardRepositoryPg } from "@podium/adapters-pg/LeaderboardRepositoryPg"
-import { MigrationsLayer } from "@podium/adapters-pg/Migrations"
+import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-pg/SecretCipherAesGcm"
@@ -39,31 +39,23 @@ import { TraceReaderPg } from "@podium/adapters-pg/TraceReaderPg"
 import { TraceWriterPg } from "@podium/adapters-pg/TraceWriterPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
-import { BudgetDefaultMaxTokens } from "@podium/domain/ports/PriceCatalogue"
+import { BudgetDefaultMaxTokens, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
 import { MailerLog } from "@podium/adapters-providers/MailerLog"
 import { MailerSmtp } from "@podium/adapters-providers/MailerSmtp"
 import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
-import { Links } from "@podium/domain/ports/Links"
-import { ApiTokens } from "@podium/domain/services/ApiTokens"
-import { Authentication } from "@podium/domain/services/Authentication"
-import { Identity } from "@podium/domain/services/Identity"
-import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
-import { ChatTargets } from "@podium/domain/services/ChatTargets"
-import { CaseGenerator } from "@podium/domain/services/CaseGenerator"
-import { HumanEvaluation } from "@podium/domain/services/HumanEvaluation"
-import { Inference } from "@podium/domain/services/Inference"
-import { Integrations } from "@podium/domain/services/Integrations"
-import { Leaderboards } from "@podium/domain/services/Leaderboards"
-import { Members } from "@podium/domain/services/Members"
-import { TraceExport } from "@podium/domain/services/TraceExport"
+import { Links } from "@podium/domain/shared"
+import { ApiTokens, Authentication, Identity, Members } from "@podium/domain/access"
+import { HubDatasetCheck, Integrations } from "@podium/domain/integrations"
+import { CaseGenerator, HumanEvaluation } from "@podium/domain/human"
+import { Leaderboards } from "@podium/domain/leaderboards"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
-import { CaseGenerationLive, CaseGenerationWorkflowLive } from "./CaseGeneration.ts"
-import { InviteMailLive, InviteMailQueueLive } from "./InviteMail.ts"
-import { JobsLive } from "./Jobs.ts"
+import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
+import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
+import { layerJobs } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
 /** A layer whose failure (not an interruption) is replaced by `f` of it. */
@@ -91,7 +83,7 @@ const databaseFailure = (config: PodiumConfig) => (error: unknown) => {
 }
 
 /** A client for the configured PostgreSQL, or for an embedded one kept in DATA_DIR. */
-export const DatabaseClientLive = (config: PodiumConfig) =>
+export const layerDatabaseClient = (config: PodiumConfig) =>
   Option.match(config.databaseUrl, {
     onSome: (url) => PgClient.layer({ url }),
     onNone: () =>
@@ -106,31 +98,31 @@ export const DatabaseClientLive = (config: PodiumConfig) =>
   )
 
 /** The database, migrated before anything uses it. */
-export const DatabaseLive = (config: PodiumConfig) =>
-  MigrationsLayer.pipe(
+export const layerDatabase = (config: PodiumConfig) =>
+  layerMigrations.pipe(
     mapLayerError((error) => new Error(`migrations failed: ${error instanceof Error ? error.message : String(error)}`)),
-    Layer.provideMerge(DatabaseClientLive(config))
+    Layer.provideMerge(layerDatabaseClient(config))
   )
 
 /**
  * Durable background work (schedules and workflows): one runner per process, shards leased through
  * Postgres advisory locks, so several instances share the work and a survivor takes over.
  */
-export const ClusterLive = SingleRunner.layer({
+export const layerCluster = SingleRunner.layer({
   shardingConfig: { entityMessagePollInterval: "1 second" },
   runnerStorage: "sql"
 }).pipe(Layer.provide(NodeCrypto.layerDigest), Layer.orDie)
 
-const OutboundLive = (config: PodiumConfig) =>
+const layerOutbound = (config: PodiumConfig) =>
   SafeHttp.layer({ allowPrivateNetwork: config.allowPrivateNetworkTargets })
 
-const MailerLive = (config: PodiumConfig) =>
+const layerMailer = (config: PodiumConfig) =>
   Option.match(config.smtpUrl, {
     onSome: (url) => MailerSmtp.layer({ url, from: config.mailFrom }),
     onNone: () => MailerLog.layer
   })
 
-const LinksLive = (config: PodiumConfig) => {
+const layerLinks = (config: PodiumConfig) => {
   const base = publicBaseUrl(config)
   return Layer.succeed(Links, Links.of({
     inviteAcceptUrl: (invite) => {
@@ -144,10 +136,10 @@ const LinksLive = (config: PodiumConfig) => {
 }
 
 /** Adapters and use cases; everything but the HTTP server itself. */
-export const ServicesLive = (config: PodiumConfig) =>
+export const layerServices = (config: PodiumConfig) =>
   Layer.unwrap(Effect.gen(function*() {
     const secrets = yield* resolveSecrets(config)
-    const outbound = OutboundLive(config)
+    const outbound = layerOutbound(config)
     const sessions = Layer.unwrap(Effect.gen(function*() {
       const http = yield* SafeHttp
       return SessionVerifierJose.layer({
@@ -159,22 +151,22 @@ export const ServicesLive = (config: PodiumConfig) =>
       })
     }))
     const repositories = Layer.mergeAll(
-      WorkspaceRepositoryPg,
-      ApiTokenRepositoryPg,
-      PushTokenRepositoryPg,
-      InviteRepositoryPg,
-      IntegrationRepositoryPg,
-      LeaderboardRepositoryPg,
-      HumanCaseRepositoryPg,
-      HumanDocumentRepositoryPg,
-      TraceWriterPg,
-      TraceReaderPg,
-      ReadinessPg
+      WorkspaceRepositoryPg.layer,
+      ApiTokenRepositoryPg.layer,
+      PushTokenRepositoryPg.layer,
+      InviteRepositoryPg.layer,
+      IntegrationRepositoryPg.layer,
+      LeaderboardRepositoryPg.layer,
+      HumanCaseRepositoryPg.layer,
+      HumanDocumentRepositoryPg.layer,
+      TraceWriterPg.layer,
+      TraceReaderPg.layer,
+      ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
       repositories,
-      BudgetLedgerPg.pipe(Layer.provide(IdGeneratorUuidV7)),
-      IdGeneratorUuidV7,
+      BudgetLedgerPg.layer.pipe(Layer.provide(IdGeneratorUuidV7.layer)),
+      IdGeneratorUuidV7.layer,
       SecretCipherAesGcm.layer(secrets.secretsKey),
       TokenSecretsNode,
       DocumentReaderNode.layer(),
@@ -191,8 +183,8 @@ export const ServicesLive = (config: PodiumConfig) =>
         hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl),
         timeout: Duration.millis(config.providerTimeoutMs)
       }),
-      MailerLive(config),
-      LinksLive(config)
+      layerMailer(config),
+      layerLinks(config)
     ).pipe(Layer.provideMerge(outbound))
     const useCases = Layer.mergeAll(
       Authentication.layer.pipe(Layer.provide(Identity.layer)),
@@ -211,7 +203,7 @@ export const ServicesLive = (config: PodiumConfig) =>
 export const docsPaths = ["/openapi.json", "/docs"]
 
 /** The HTTP routes: the API, its OpenAPI document and the Scalar reference. */
-export const RoutesLive = Layer.mergeAll(
+export const layerRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide([
       HealthHttp,
@@ -224,20 +216,20 @@ export const RoutesLive = Layer.mergeAll(
       TracesHttp,
       HumanHttp
     ]),
-    Layer.provide(AuthenticationLive)
+    Layer.provide(layerAuthentication)
   ),
   HttpApiScalar.layer(Api, { path: "/docs" }),
   RequestPipeline(Api, docsPaths)
 )
 
-export const LoggingLive = (config: PodiumConfig) =>
+export const layerLogging = (config: PodiumConfig) =>
   Layer.mergeAll(
     Logger.layer([Logger.consoleJson]),
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
   )
 
 /** For one-shot commands: logs go to stderr, so stdout holds only the command's result. */
-export const CommandLoggingLive = (config: PodiumConfig) =>
+export const layerCommandLogging = (config: PodiumConfig) =>
   Layer.mergeAll(
     Logger.layer([Logger.withConsoleError(Logger.formatJson)]),
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
@@ -250,15 +242,15 @@ export const CommandLoggingLive = (config: PodiumConfig) =>
  */
 export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | HttpServer.HttpServer, E, R>) => {
   const platform = ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(ClusterLive),
-    Layer.provideMerge(DatabaseLive(config))
+    Layer.provideMerge(layerCluster),
+    Layer.provideMerge(layerDatabase(config))
   )
-  const services = ServicesLive(config).pipe(
-    Layer.provideMerge(Layer.mergeAll(InviteMailQueueLive, CaseGenerationLive)),
+  const services = layerServices(config).pipe(
+    Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration)),
     Layer.provideMerge(platform)
   )
-  const jobs = Layer.mergeAll(JobsLive, InviteMailLive, CaseGenerationWorkflowLive)
-  const http = HttpRouter.serve(RoutesLive, { disableLogger: true, disableListenLog: true }).pipe(
+  const jobs = Layer.mergeAll(layerJobs, layerInviteMailWorkflow, layerCaseGenerationWorkflow)
+  const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {
         const { address } = yield* HttpServer.HttpServer
@@ -270,6 +262,6 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
   return Layer.mergeAll(http, jobs).pipe(Layer.provide(services))
 }
 
-export const AppLive = (config: PodiumConfig) =>
+export const layerApp = (config: PodiumConfig) =>
   makeApp(config, NodeHttpServer.layer(createHoldingServer, { port: config.port, host: config.host }))
 

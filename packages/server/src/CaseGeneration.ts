@@ -1,7 +1,6 @@
 import { Effect, Layer, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
-import { CaseGeneration } from "@podium/domain/ports/CaseGeneration"
-import { CaseGenerator } from "@podium/domain/services/CaseGenerator"
+import { CaseGeneration, CaseGenerator } from "@podium/domain/human"
 
 /**
  * A claimed human-evaluation generation as a durable workflow, keyed by its claim: the slots are
@@ -14,7 +13,7 @@ export const CaseGenerationWorkflow = Workflow.make("CaseGeneration", {
   idempotencyKey: ({ claim_id }) => claim_id
 })
 
-export const CaseGenerationWorkflowLive = CaseGenerationWorkflow.toLayer(Effect.fnUntraced(function*(job) {
+export const layerCaseGenerationWorkflow = CaseGenerationWorkflow.toLayer(Effect.fnUntraced(function*(job) {
   const generator = yield* CaseGenerator
   const slots = yield* Activity.make({
     name: "slots",
@@ -30,7 +29,7 @@ export const CaseGenerationWorkflowLive = CaseGenerationWorkflow.toLayer(Effect.
 }))
 
 /** Runs the workflow and waits for it; the execution is stored before any candidate is called. */
-export const CaseGenerationLive = Layer.effect(
+export const layerCaseGeneration = Layer.effect(
   CaseGeneration,
   Effect.gen(function*() {
     const engine = yield* WorkflowEngine.WorkflowEngine

@@ -1,21 +1,16 @@
 import { NodeServices } from "@effect/platform-node"
 import { serviceVersion } from "@podium/adapters-http/api/Api"
 import { connect } from "node:net"
-import { Console, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Console, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { SqlClient } from "effect/sql"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
 import { runMigrations } from "@podium/adapters-pg/Migrations"
-import { ApiTokenPrefix, ExpiresIn, issue, RequestedScopes } from "@podium/domain/ApiToken"
-import type { TokenId, WorkspaceId } from "@podium/domain/Ids"
-import { ApiTokenRepository } from "@podium/domain/ports/ApiTokenRepository"
-import { IdGenerator } from "@podium/domain/ports/IdGenerator"
-import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
-import { Scopes } from "@podium/domain/Scope"
-import { AppLive, CommandLoggingLive, DatabaseClientLive, DatabaseLive, LoggingLive } from "./App.ts"
+import { ApiTokens, ExpiresIn, RequestedScopes, Scopes } from "@podium/domain/access"
+import { layerApp, layerCommandLogging, layerDatabaseClient, layerDatabase, layerLogging } from "./App.ts"
 import { loadConfig, type PodiumConfig } from "./Config.ts"
 import { mintDevSession } from "./DevSession.ts"
 
@@ -43,7 +38,7 @@ const checkPort = (config: PodiumConfig) =>
 
 const serve = Command.make("serve", {}, () =>
   withConfig((config) =>
-    Effect.andThen(checkPort(config), Layer.launch(AppLive(config).pipe(Layer.provide(LoggingLive(config)))))
+    Effect.andThen(checkPort(config), Layer.launch(layerApp(config).pipe(Layer.provide(layerLogging(config)))))
   )
 ).pipe(Command.withDescription("Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set)"))
 
@@ -57,34 +52,13 @@ const migrate = Command.make("migrate", {}, () =>
             : applied.map(([id, name]) => `migrations: applied ${String(id).padStart(4, "0")}_${name}`).join("\n")
         )
       ),
-      Effect.provide(DatabaseClientLive(config)),
-      Effect.provide(CommandLoggingLive(config))
+      Effect.provide(layerDatabaseClient(config)),
+      Effect.provide(layerCommandLogging(config))
     )
   )
 ).pipe(Command.withDescription("Apply pending database migrations and exit"))
 
 const Email = Schema.String.check(Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "Expected an email address" }))
-
-/** Finds the workspace a bootstrap token is for: by id, or the personal workspace of a user with that email. */
-const findWorkspace = (businessId: Option.Option<string>, email: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = Option.isSome(businessId)
-      ? yield* sql<{ id: string }>`SELECT id FROM workspaces WHERE id::text = ${businessId.value}`
-      : Option.isSome(email)
-      ? yield* sql<{ id: string }>`SELECT w.id FROM workspaces w JOIN users u ON u.id = w.personal_owner_id
-                                  WHERE lower(u.email) = lower(${email.value})`
-      : yield* Effect.fail(new Error("Give --business-id or --email"))
-    const found = rows[0]
-    if (found === undefined) {
-      return yield* Effect.fail(new Error(
-        Option.isSome(email)
-          ? `No user with email ${email.value} has signed in yet (try: podium dev-session --email ${email.value}, then any API call)`
-          : `No workspace ${Option.getOrElse(businessId, () => "")}`
-      ))
-    }
-    return found.id as WorkspaceId
-  })
 
 const tokenCreate = Command.make("create", {
   name: Flag.String("name").pipe(Flag.withDefault("bootstrap"), Flag.withDescription("A label for the token")),
@@ -96,24 +70,29 @@ const tokenCreate = Command.make("create", {
   withConfig((config) =>
     Effect.gen(function*() {
       const scopeList = yield* Schema.decodeUnknownEffect(RequestedScopes)(scopes.split(",").map((s) => s.trim()))
-      const workspaceId = yield* findWorkspace(businessId, email)
-      const secrets = yield* TokenSecrets
-      const ids = yield* IdGenerator
-      const repository = yield* ApiTokenRepository
-      const minted = yield* secrets.mint(ApiTokenPrefix)
-      const token = issue({ name, scopes: scopeList, expires_in: expiresIn }, {
-        id: (yield* ids.next) as TokenId,
-        workspaceId,
-        displayPrefix: minted.displayPrefix,
-        createdBy: null,
-        now: yield* DateTime.now
-      })
-      yield* repository.insert(token, minted.hash)
-      yield* Console.log(JSON.stringify({ id: token.id, business_id: workspaceId, scopes: scopeList, secret: Redacted.value(minted.secret) }))
+      const workspace = Option.isSome(businessId)
+        ? { id: businessId.value }
+        : Option.isSome(email)
+        ? { ownerEmail: email.value }
+        : yield* Effect.fail(new Error("Give --business-id or --email"))
+      const tokens = yield* ApiTokens
+      const { secret, token } = yield* tokens.bootstrap(workspace, { name, scopes: scopeList, expires_in: expiresIn }).pipe(
+        Effect.catchTag("NotFound", () =>
+          Effect.fail(new Error("id" in workspace
+            ? `No workspace ${workspace.id}`
+            : `No user with email ${workspace.ownerEmail} has signed in yet (try: podium dev-session --email ${workspace.ownerEmail}, then any API call)`)))
+      )
+      const workspaceId = token.workspace_id
+      yield* Console.log(JSON.stringify({ id: token.id, business_id: workspaceId, scopes: scopeList, secret: Redacted.value(secret) }))
     }).pipe(
-      Effect.provide(Layer.mergeAll(ApiTokenRepositoryPg.pipe(Layer.provide(ChangeFeed.layer)), IdGeneratorUuidV7, TokenSecretsNode)),
-      Effect.provide(DatabaseLive(config)),
-      Effect.provide(CommandLoggingLive(config))
+      Effect.provide(ApiTokens.layer.pipe(Layer.provide(Layer.mergeAll(
+        ApiTokenRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
+        WorkspaceRepositoryPg.layer,
+        IdGeneratorUuidV7.layer,
+        TokenSecretsNode
+      )))),
+      Effect.provide(layerDatabase(config)),
+      Effect.provide(layerCommandLogging(config))
     )
   )
 ).pipe(Command.withDescription("Create an API token for a workspace without a session (prints the secret once)"))

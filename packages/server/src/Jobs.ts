@@ -1,7 +1,6 @@
 import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
-import { BudgetLedger } from "@podium/domain/ports/BudgetLedger"
-import { InviteRepository } from "@podium/domain/ports/InviteRepository"
+import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 
 /** How long processed job messages are kept for deduplication before they are pruned. */
@@ -30,7 +29,7 @@ export const sweepReservations = Effect.gen(function*() {
 }).pipe(Effect.withSpan("Jobs.sweepReservations"))
 
 /** Durable schedules: one run per tick across every instance, kept in Postgres. */
-export const JobsLive = Layer.mergeAll(
+export const layerJobs = Layer.mergeAll(
   ClusterCron.make({
     name: "expire-invites",
     cron: Cron.parseUnsafe("*/5 * * * *"),

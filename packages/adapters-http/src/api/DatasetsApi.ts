@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { WorkspaceId } from "@podium/domain/Ids"
+import { WorkspaceId } from "@podium/domain/shared"
 import { BadGateway, BadRequest, Forbidden, NotFound } from "./Errors.ts"
 import { ApiTokenAuth, requiresScope } from "./Security.ts"
 

@@ -1,8 +1,15 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Platform } from "@podium/domain/Candidate"
-import { CaseId, DocumentId, DocumentScope, limits, ResponseId, ResponseStatus, Verdict } from "@podium/domain/HumanEval"
-import { CandidateId, LeaderboardId } from "@podium/domain/Leaderboard"
+import { Platform, CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
+import {
+  CaseId,
+  DocumentId,
+  DocumentScope,
+  limits,
+  ResponseId,
+  ResponseStatus,
+  Verdict,
+} from "@podium/domain/human"
 import { BadRequest, Conflict, NotFound, PayloadTooLarge } from "./Errors.ts"
 import { NullableTimestamp, Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"

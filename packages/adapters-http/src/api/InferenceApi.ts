@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { LeaderboardId } from "@podium/domain/Leaderboard"
+import { LeaderboardId } from "@podium/domain/leaderboards"
 import { BadGateway, BadRequest, Conflict, NotFound, TooManyRequests } from "./Errors.ts"
 import { ApiTokenAuth, requiresScope } from "./Security.ts"
 

@@ -1,16 +1,18 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { AuthType, Candidate, Platform } from "@podium/domain/Candidate"
-import { WorkspaceId } from "@podium/domain/Ids"
 import {
+  AuthType,
+  Candidate,
+  Platform,
   CandidateId,
   Challenge,
   ChosenModelStrategy,
   DatasetType,
   EvalType,
   LeaderboardId,
-  LeaderboardStatus
-} from "@podium/domain/Leaderboard"
+  LeaderboardStatus,
+} from "@podium/domain/leaderboards"
+import { WorkspaceId } from "@podium/domain/shared"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
 import { Label, Timestamp } from "./Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "./Security.ts"

@@ -1,7 +1,6 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
-import type { Principal } from "@podium/domain/Principal"
-import type { Scope } from "@podium/domain/Scope"
+import type { Principal, Scope } from "@podium/domain/access"
 import { BadRequest, Forbidden, InternalError, PayloadTooLarge, Unauthorized } from "./Errors.ts"
 
 /** The caller, as established by the route's authentication middleware. */

@@ -1,8 +1,7 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from "jose"
 import { createSecretKey } from "node:crypto"
-import { Unauthenticated } from "@podium/domain/AuthErrors"
-import { SessionVerifier } from "@podium/domain/ports/SessionVerifier"
+import { Unauthenticated, SessionVerifier } from "@podium/domain/access"
 
 export interface SessionVerifierOptions {
   /** HS256 shared secret. */

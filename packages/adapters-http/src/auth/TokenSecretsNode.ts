@@ -1,5 +1,5 @@
 import { Effect, Layer, Redacted } from "effect"
-import { TokenSecrets } from "@podium/domain/ports/TokenSecrets"
+import { TokenSecrets } from "@podium/domain/access"
 import { createHash, randomBytes } from "node:crypto"
 
 /** 256 random bits behind the prefix; stored as SHA-256 (a fast hash is right for high-entropy secrets). */

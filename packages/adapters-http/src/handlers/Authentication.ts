@@ -1,8 +1,11 @@
 import { Context, Effect, Layer, Redacted } from "effect"
-import { InsufficientScope, Unauthenticated } from "@podium/domain/AuthErrors"
-import type { Principal } from "@podium/domain/Principal"
-import { grants } from "@podium/domain/Scope"
-import { Authentication } from "@podium/domain/services/Authentication"
+import {
+  InsufficientScope,
+  Unauthenticated,
+  type Principal,
+  grants,
+  Authentication,
+} from "@podium/domain/access"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequestErrors, RequiredScope, SessionAuth } from "../api/Security.ts"
 import { toApiError } from "./ErrorMapping.ts"
@@ -51,7 +54,7 @@ const bearer = (auth: Authentication["Service"]) =>
     httpEffect
   )
 
-export const AuthenticationLive = Layer.mergeAll(
+export const layerAuthentication = Layer.mergeAll(
   Layer.succeed(RequestErrors, RequestErrors.of((httpEffect) => httpEffect)),
   Layer.effect(
     ApiTokenAuth,

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HubDatasetCheck } from "@podium/domain/services/HubDatasetCheck"
+import { HubDatasetCheck } from "@podium/domain/integrations"
 import { Api } from "../api/Api.ts"
 import { HubCheckView } from "../api/DatasetsApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"

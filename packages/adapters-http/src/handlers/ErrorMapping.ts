@@ -1,13 +1,20 @@
 import { Effect } from "effect"
-import type { Forbidden as ForbiddenError, InsufficientScope, Unauthenticated } from "@podium/domain/AuthErrors"
-import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/CommonErrors"
-import type { IntegrationTokenRejected, IntegrationUnavailable } from "@podium/domain/IntegrationErrors"
-import type { AlreadyMember, InviteNotPending } from "@podium/domain/WorkspaceErrors"
-import type { BudgetExceeded } from "@podium/domain/Budget"
-import type { UnsupportedDocument } from "@podium/domain/DocumentErrors"
-import type { HubDatasetNotFound } from "@podium/domain/HubDataset"
-import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/InferenceErrors"
 import type {
+  Forbidden as ForbiddenError,
+  InsufficientScope,
+  Unauthenticated,
+  AlreadyMember,
+  InviteNotPending,
+  BudgetExceeded,
+} from "@podium/domain/access"
+import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/shared"
+import type {
+  IntegrationTokenRejected,
+  IntegrationUnavailable,
+  HubDatasetNotFound,
+} from "@podium/domain/integrations"
+import type {
+  UnsupportedDocument,
   CaseNotGenerated,
   ConfigurationChanged,
   DocumentLimitExceeded,
@@ -17,8 +24,9 @@ import type {
   InvalidCandidateCount,
   InvalidVerdicts,
   StaleRevision,
-  WrongEvalType
-} from "@podium/domain/HumanEvalErrors"
+  WrongEvalType,
+} from "@podium/domain/human"
+import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/inference"
 import {
   apiError,
   BadGateway,

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Readiness } from "@podium/domain/ports/Readiness"
+import { Readiness } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { Health, Unhealthy } from "../api/HealthApi.ts"
 

@@ -1,9 +1,12 @@
 import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import type { CaseResponse } from "@podium/domain/HumanCase"
-import type { HumanDocument } from "@podium/domain/HumanDocument"
-import { type CaseDetail, HumanEvaluation } from "@podium/domain/services/HumanEvaluation"
+import {
+  type CaseResponse,
+  type HumanDocument,
+  type CaseDetail,
+  HumanEvaluation,
+} from "@podium/domain/human"
 import { Api } from "../api/Api.ts"
 import { CaseView, DocumentView, type SummaryView } from "../api/HumanApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"

@@ -1,6 +1,6 @@
 import { Effect, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Integrations } from "@podium/domain/services/Integrations"
+import { Integrations } from "@podium/domain/integrations"
 import { Api } from "../api/Api.ts"
 import { IntegrationView } from "../api/IntegrationsApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"

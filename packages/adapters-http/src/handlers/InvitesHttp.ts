@@ -1,7 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import type { Invite } from "@podium/domain/Invite"
-import { Members } from "@podium/domain/services/Members"
+import { type Invite, Members } from "@podium/domain/access"
 import { Api } from "../api/Api.ts"
 import { InviteView, MemberView } from "../api/InvitesApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"

@@ -1,7 +1,6 @@
 import { DateTime, Effect, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { type ApiToken, statusAt } from "@podium/domain/ApiToken"
-import { ApiTokens } from "@podium/domain/services/ApiTokens"
+import { type ApiToken, statusAt, ApiTokens } from "@podium/domain/access"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { CreatedTokenView, TokenView } from "../api/TokensApi.ts"

@@ -1,0 +1,122 @@
+import { Context, DateTime, Effect, Layer, Option, type Redacted, Result } from "effect"
+import { type ApiToken, ApiTokenPrefix, issue, type TokenRequest } from "./ApiToken.ts"
+import type { Forbidden } from "./AuthErrors.ts"
+import { IdGenerator, InvalidInput, NotFound, type TokenId, type UserId, type WorkspaceId } from "../shared/index.ts"
+import type { Principal } from "./Principal.ts"
+import { ApiTokenRepository } from "./ApiTokenRepository.ts"
+import { TokenSecrets } from "./TokenSecrets.ts"
+import { requireAdministrator } from "./Workspace.ts"
+import { WorkspaceRepository } from "./WorkspaceRepository.ts"
+import { administratorOf, visibleMembership } from "./Access.ts"
+
+export interface CreateTokenInput extends TokenRequest {
+  readonly business_id?: WorkspaceId | undefined
+}
+
+export interface CreatedToken {
+  readonly token: ApiToken
+  /** Shown once; only its digest is stored. */
+  readonly secret: Redacted.Redacted<string>
+}
+
+/** Budget settings must come as a pair: a limit without a reset interval never resets, which is allowed. */
+export const checkBudget = (input: TokenRequest): Result.Result<void, InvalidInput> =>
+  input.budget_reset_interval != null && input.budget_limit == null
+    ? Result.fail(new InvalidInput({
+      message: "budget_reset_interval needs a budget_limit",
+      path: ["budget_reset_interval"]
+    }))
+    : Result.void
+
+/** API token management for owners and admins of a workspace (session only). */
+export class ApiTokens extends Context.Service<ApiTokens, {
+  readonly list: (
+    principal: Principal,
+    businessId: WorkspaceId | undefined
+  ) => Effect.Effect<{ readonly workspaceId: WorkspaceId; readonly tokens: ReadonlyArray<ApiToken> }, Forbidden>
+  readonly create: (principal: Principal, input: CreateTokenInput) => Effect.Effect<CreatedToken, Forbidden | InvalidInput>
+  readonly revoke: (principal: Principal, id: TokenId) => Effect.Effect<ApiToken, Forbidden | NotFound>
+  readonly remove: (principal: Principal, id: TokenId) => Effect.Effect<void, Forbidden | NotFound>
+  /**
+   * For the operator's command line, which holds the database and so needs no principal: a token
+   * for a workspace named by its id or by its owner's email.
+   */
+  readonly bootstrap: (
+    workspace: { readonly id: string } | { readonly ownerEmail: string },
+    input: TokenRequest
+  ) => Effect.Effect<CreatedToken, InvalidInput | NotFound>
+}>()("@podium/domain/access/ApiTokens") {
+  static readonly layer = Layer.effect(
+    ApiTokens,
+    Effect.gen(function*() {
+      const tokens = yield* ApiTokenRepository
+      const workspaces = yield* WorkspaceRepository
+      const secrets = yield* TokenSecrets
+      const ids = yield* IdGenerator
+
+      const list = Effect.fn("ApiTokens.list")(function*(principal: Principal, businessId: WorkspaceId | undefined) {
+        const membership = yield* administratorOf(principal, businessId)
+        return { workspaceId: membership.workspace_id, tokens: yield* tokens.list(membership.workspace_id) }
+      })
+
+      const mint = Effect.fnUntraced(function*(workspaceId: WorkspaceId, createdBy: UserId | null, input: TokenRequest) {
+        yield* Effect.fromResult(checkBudget(input))
+        const now = yield* DateTime.now
+        const minted = yield* secrets.mint(ApiTokenPrefix)
+        const token = issue(input, {
+          id: (yield* ids.next) as TokenId,
+          workspaceId,
+          displayPrefix: minted.displayPrefix,
+          createdBy,
+          now
+        })
+        yield* tokens.insert(token, minted.hash)
+        return { token, secret: minted.secret }
+      })
+
+      const create = Effect.fn("ApiTokens.create")(function*(principal: Principal, input: CreateTokenInput) {
+        const membership = yield* administratorOf(principal, input.business_id)
+        return yield* mint(membership.workspace_id, membership.user_id, input)
+      })
+
+      const bootstrap = Effect.fn("ApiTokens.bootstrap")(function*(
+        workspace: { readonly id: string } | { readonly ownerEmail: string },
+        input: TokenRequest
+      ) {
+        const found = yield* workspaces.findWorkspace(workspace)
+        if (Option.isNone(found)) {
+          return yield* new NotFound({ resource: "workspace", id: "id" in workspace ? workspace.id : workspace.ownerEmail })
+        }
+        return yield* mint(found.value, null, input)
+      })
+
+      /** A token the caller administers; one in a workspace they cannot see does not exist for them. */
+      const administered = Effect.fnUntraced(function*(principal: Principal, id: TokenId) {
+        const token = yield* tokens.find(id)
+        const membership = Option.isSome(token) ? visibleMembership(principal, token.value.workspace_id) : undefined
+        if (Option.isNone(token) || membership === undefined) {
+          return yield* new NotFound({ resource: "token", id })
+        }
+        yield* Effect.fromResult(requireAdministrator(membership))
+        return token.value
+      })
+
+      const revoke = Effect.fn("ApiTokens.revoke")(function*(principal: Principal, id: TokenId) {
+        yield* administered(principal, id)
+        const revoked = yield* tokens.revoke(id, yield* DateTime.now)
+        return yield* Option.match(revoked, {
+          onNone: () => Effect.fail(new NotFound({ resource: "token", id })),
+          onSome: Effect.succeed
+        })
+      })
+
+      const remove = Effect.fn("ApiTokens.remove")(function*(principal: Principal, id: TokenId) {
+        yield* administered(principal, id)
+        if (!(yield* tokens.remove(id))) return yield* new NotFound({ resource: "token", id })
+      })
+
+      return ApiTokens.of({ list, create, revoke, remove, bootstrap })
+    })
+  )
+}
+

@@ -1,0 +1,17 @@
+import { Data } from "effect"
+import type { ApiToken } from "./ApiToken.ts"
+import type { WorkspaceId } from "../shared/index.ts"
+import type { Membership, User } from "./Workspace.ts"
+
+/** Who is calling, as established by one credential. */
+export type Principal = Data.TaggedEnum<{
+  ApiTokenPrincipal: { readonly token: ApiToken }
+  SessionPrincipal: { readonly user: User; readonly memberships: ReadonlyArray<Membership> }
+  PushTokenPrincipal: {
+    readonly pushTokenId: string
+    readonly workspaceId: WorkspaceId
+    readonly leaderboardId: string
+  }
+}>
+
+export const Principal = Data.taggedEnum<Principal>()

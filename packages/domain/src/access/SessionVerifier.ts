@@ -1,0 +1,15 @@
+import { Context, type Effect, type Redacted } from "effect"
+import type { Unauthenticated } from "./AuthErrors.ts"
+
+export interface SessionClaims {
+  /** The identity provider's subject: stable per person. */
+  readonly subject: string
+  readonly email: string | null
+  /** False only when the provider says the email is unverified; invites then wait. */
+  readonly emailVerified: boolean
+}
+
+/** Verifies a signed-in user's session token (a JWT from the identity provider). */
+export class SessionVerifier extends Context.Service<SessionVerifier, {
+  readonly verify: (token: Redacted.Redacted<string>) => Effect.Effect<SessionClaims, Unauthenticated>
+}>()("@podium/domain/access/SessionVerifier") {}

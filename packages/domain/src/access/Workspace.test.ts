@@ -1,0 +1,28 @@
+import { DateTime, Result } from "effect"
+import { describe, expect, it } from "vitest"
+import type { UserId, WorkspaceId } from "../shared/index.ts"
+import { Membership, requireAdministrator, selectMembership } from "./Workspace.ts"
+
+const user = "0190a000-0000-7000-8000-00000000000a" as UserId
+const personal = "0190a000-0000-7000-8000-000000000001" as WorkspaceId
+const team = "0190a000-0000-7000-8000-000000000002" as WorkspaceId
+const elsewhere = "0190a000-0000-7000-8000-000000000003" as WorkspaceId
+const joined_at = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
+const memberships = [
+  new Membership({ workspace_id: team, user_id: user, role: "member", personal: false, joined_at }),
+  new Membership({ workspace_id: personal, user_id: user, role: "owner", personal: true, joined_at })
+]
+
+describe("choosing the workspace", () => {
+  it("defaults to the personal workspace, follows business_id, refuses others", () => {
+    expect(Result.getOrThrow(selectMembership(memberships, undefined)).workspace_id).toBe(personal)
+    expect(Result.getOrThrow(selectMembership(memberships, team)).workspace_id).toBe(team)
+    expect(Result.isFailure(selectMembership(memberships, elsewhere))).toBe(true)
+    expect(Result.isFailure(selectMembership([], undefined))).toBe(true)
+  })
+
+  it("only owners and admins administer", () => {
+    expect(Result.isSuccess(requireAdministrator(memberships[1]!))).toBe(true)
+    expect(Result.isFailure(requireAdministrator(memberships[0]!))).toBe(true)
+  })
+})

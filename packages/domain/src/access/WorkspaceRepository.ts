@@ -1,0 +1,26 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { UserId, WorkspaceId } from "../shared/index.ts"
+import type { Member, Membership, Role, User } from "./Workspace.ts"
+
+/** Users, workspaces and memberships. Every user has exactly one personal workspace they own. */
+export class WorkspaceRepository extends Context.Service<WorkspaceRepository, {
+  readonly findUserBySubject: (subject: string) => Effect.Effect<Option.Option<User>>
+  /** Creates the user, their personal workspace and their owner membership, atomically. */
+  readonly createUser: (
+    user: User,
+    personalWorkspaceId: WorkspaceId,
+    now: DateTime.Utc
+  ) => Effect.Effect<void>
+  readonly touchUser: (userId: UserId, email: string | null, now: DateTime.Utc) => Effect.Effect<void>
+  readonly memberships: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>>
+  readonly members: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<Member>>
+  readonly findMember: (workspaceId: WorkspaceId, userId: UserId) => Effect.Effect<Option.Option<Member>>
+  readonly findMemberByEmail: (workspaceId: WorkspaceId, email: string) => Effect.Effect<Option.Option<Member>>
+  /** Adds a member; an existing membership keeps its role. */
+  readonly addMember: (workspaceId: WorkspaceId, userId: UserId, role: Role, now: DateTime.Utc) => Effect.Effect<void>
+  readonly removeMember: (workspaceId: WorkspaceId, userId: UserId) => Effect.Effect<boolean>
+  /** A workspace by its id, or the personal workspace of the user with this email (any case). */
+  readonly findWorkspace: (
+    by: { readonly id: string } | { readonly ownerEmail: string }
+  ) => Effect.Effect<Option.Option<WorkspaceId>>
+}>()("@podium/domain/access/WorkspaceRepository") {}

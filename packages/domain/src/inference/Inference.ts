@@ -1,0 +1,224 @@
+import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
+import {
+  type Candidate,
+  type Leaderboard,
+  LeaderboardArchived,
+  type LeaderboardId,
+  buildMessages,
+  type PromptInput,
+  Leaderboards,
+} from "../leaderboards/index.ts"
+import { type InvalidInput, type NotFound, IdGenerator } from "../shared/index.ts"
+import { NoActiveDeployment, NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
+import {
+  type Principal,
+  BudgetExceeded,
+  boundCall,
+  type CallBound,
+  type Prices,
+  retryAfterSeconds,
+  windowOf,
+  BudgetLedger,
+} from "../access/index.ts"
+import { ChatProvider } from "./ChatProvider.ts"
+import { BudgetDefaultMaxTokens, PriceCatalogue } from "./PriceCatalogue.ts"
+import { TraceWriter } from "./TraceWriter.ts"
+import type { Trace } from "./Trace.ts"
+import { ChatTargets, isCallable } from "./ChatTargets.ts"
+
+/** A reservation left by a call that never settled (a crash) is released after this. */
+export const reservationLifetime = Duration.minutes(5)
+
+/** How often a call waiting for an unpriced call of its token asks again: 5 ms, growing to 100 ms. */
+const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
+  Schedule.modifyDelay(({ attempt }) => Effect.succeed(Duration.millis(Math.min(5 * 1.5 ** attempt, 100))))
+)
+
+class LedgerBusy {
+  readonly _tag = "LedgerBusy"
+}
+
+export interface InferenceRequest extends PromptInput {
+  readonly temperature?: number | undefined
+  readonly max_tokens?: number | undefined
+  readonly stream?: boolean | undefined
+}
+
+export interface Served {
+  /** The upstream's JSON, as it arrived. */
+  readonly body: string
+  readonly traceId: string
+  readonly candidate: Candidate
+}
+
+/**
+ * The candidate that serves a leaderboard: the manual choice; else the ranking's winner (human
+ * evaluation's common rows; runs will set it too), else the chosen candidate, else the only
+ * candidate when there is exactly one; else none (409 `no_serving_model`).
+ */
+export const servingCandidate = (
+  leaderboard: Pick<Leaderboard, "chosen_model_strategy" | "chosen_leaderboard_model_id">,
+  candidates: ReadonlyArray<Candidate>,
+  rankingWinner: string | null
+): Candidate | undefined => {
+  const byId = (id: string | null) => candidates.find((c) => c.id === id)
+  if (leaderboard.chosen_model_strategy === "manual") return byId(leaderboard.chosen_leaderboard_model_id)
+  // before any ranking: the chosen candidate, else the only one
+  return byId(rankingWinner) ?? byId(leaderboard.chosen_leaderboard_model_id) ??
+    (candidates.length === 1 ? candidates[0] : undefined)
+}
+
+/** Production traffic through a leaderboard's serving candidate; every call leaves a trace. */
+export class Inference extends Context.Service<Inference, {
+  readonly infer: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    request: InferenceRequest
+  ) => Effect.Effect<
+    Served,
+    | NotFound
+    | InvalidInput
+    | StreamingUnsupported
+    | LeaderboardArchived
+    | NoServingModel
+    | NoActiveDeployment
+    | UpstreamFailed
+    | BudgetExceeded
+  >
+}>()("@podium/domain/inference/Inference") {
+  static readonly layer = Layer.effect(
+    Inference,
+    Effect.gen(function*() {
+      const leaderboards = yield* Leaderboards
+      const targets = yield* ChatTargets
+      const provider = yield* ChatProvider
+      const traces = yield* TraceWriter
+      const ids = yield* IdGenerator
+      const ledger = yield* BudgetLedger
+
+      const catalogue = yield* PriceCatalogue
+      const defaultMaxTokens = yield* BudgetDefaultMaxTokens
+
+      /** The candidate's own prices, else (for router models) the router's catalogue. */
+      const pricesOf = (candidate: Candidate): Effect.Effect<Prices> => {
+        const own = { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens }
+        return (own.input === null || own.output === null) && candidate.platform === "Router" && candidate.model_name !== null
+          ? catalogue.routerPrices(candidate.model_name)
+          : Effect.succeed(own)
+      }
+
+      /**
+       * Holds the call's bound against an API token's budget; None when the token has no budget. A
+       * call whose price is unknown waits while other calls of the token are in flight (it runs
+       * alone, so spend can pass the limit by that one call at most).
+       */
+      const reserve = Effect.fnUntraced(function*(principal: Principal, bound: CallBound) {
+        if (principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null) return Option.none<string>()
+        const token = principal.token
+        const now = yield* DateTime.now
+        const window = windowOf(token, now)
+        const held = yield* ledger.reserve({
+          tokenId: token.id,
+          windowStart: window.start,
+          limit: token.budget_limit!,
+          amount: bound._tag === "Bounded" ? bound.amount : 0,
+          unpriced: bound._tag === "Unbounded",
+          expiresAt: DateTime.addDuration(now, reservationLifetime)
+        }).pipe(
+          Effect.flatMap((held) => held._tag === "Busy" ? Effect.fail(new LedgerBusy()) : Effect.succeed(held)),
+          Effect.retry({ schedule: busyRetry, while: (e) => e instanceof LedgerBusy }),
+          Effect.orDie
+        )
+        if (held._tag === "Exceeded") {
+          return yield* new BudgetExceeded({
+            token_id: token.id,
+            budget_limit: token.budget_limit!,
+            spent_usd: held.spent,
+            retry_after_seconds: retryAfterSeconds(window.end, now)
+          })
+        }
+        return Option.some(held.reservation)
+      })
+
+      const settle = (reservation: Option.Option<string>, cost: number) =>
+        Option.isSome(reservation) ? ledger.settle(reservation.value, cost) : Effect.void
+
+      const infer = Effect.fn("Inference.infer")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        request: InferenceRequest
+      ) {
+        if (request.stream === true) return yield* new StreamingUnsupported()
+        const { candidates, credentials, leaderboard, ranking_winner } = yield* leaderboards.serving(principal, leaderboardId)
+        if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
+        const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
+        const candidate = servingCandidate(leaderboard, candidates, ranking_winner)
+        if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
+        if (!isCallable(candidate)) return yield* new NoActiveDeployment({ model_id: candidate.model_id ?? "" })
+        const prices = yield* pricesOf(candidate)
+        const target = {
+          ...yield* targets.of(candidate, leaderboard.workspace_id, credentials),
+          inputPricePerMTokens: prices.input,
+          outputPricePerMTokens: prices.output
+        }
+        const bound = boundCall(prices, prompt.messages, request.max_tokens, defaultMaxTokens)
+        // Once the upstream is called the call is paid for: finish it and record its trace even if
+        // the client hangs up meanwhile (waiting for the budget can still be given up).
+        return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
+          const reservation = yield* restore(reserve(principal, bound))
+          const result = yield* Effect.result(provider.complete(target, {
+            messages: prompt.messages,
+            temperature: request.temperature,
+            // a budgeted call's output is capped, so its reservation bounds what it costs
+            max_tokens: Option.isSome(reservation) ? bound.maxTokens : request.max_tokens
+          }))
+          const traceId = yield* ids.next
+          const base = {
+            id: traceId,
+            workspace_id: leaderboard.workspace_id,
+            leaderboard_id: leaderboard.id,
+            leaderboard_model_id: candidate.id,
+            source: "inference",
+            run_id: null,
+            input: prompt.input,
+            messages: prompt.messages,
+            token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
+            created_at: yield* DateTime.now
+          } as const
+          yield* settle(reservation, result._tag === "Success" ? result.success.costUsd ?? 0 : 0)
+          if (result._tag === "Failure") {
+            const failure = result.failure
+            yield* traces.record({
+              ...base,
+              output: null,
+              status: "error",
+              error: failure.reason,
+              latency_ms: failure.latency_ms,
+              usage: null,
+              cost_usd: null
+            } satisfies Trace)
+            return yield* new UpstreamFailed({
+              candidate_id: candidate.id,
+              candidate_name: candidate.name,
+              reason: failure.reason,
+              trace_id: traceId
+            })
+          }
+          const completion = result.success
+          yield* traces.record({
+            ...base,
+            output: completion.output,
+            status: "success",
+            error: null,
+            latency_ms: completion.latencyMs,
+            usage: completion.usage === null ? null : { ...completion.usage },
+            cost_usd: completion.costUsd
+          } satisfies Trace)
+          return { body: completion.body, traceId, candidate }
+        }))
+      })
+
+      return Inference.of({ infer })
+    })
+  )
+}

@@ -1,0 +1,31 @@
+import { Schema } from "effect"
+import { WorkspaceId } from "../shared/index.ts"
+
+/**
+ * Where a trace comes from: `inference` (production calls through a leaderboard), `run` (a
+ * leaderboard run), `dataset` (a pushed or fetched row), `manual` (human-evaluation generation).
+ */
+export const TraceSource = Schema.Literals(["run", "inference", "dataset", "manual"])
+export type TraceSource = typeof TraceSource.Type
+
+export const TraceStatus = Schema.Literals(["success", "error"])
+
+export const Trace = Schema.Struct({
+  id: Schema.String,
+  workspace_id: WorkspaceId,
+  leaderboard_id: Schema.String,
+  leaderboard_model_id: Schema.NullOr(Schema.String),
+  source: TraceSource,
+  run_id: Schema.NullOr(Schema.String),
+  input: Schema.NullOr(Schema.String),
+  messages: Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String })),
+  output: Schema.NullOr(Schema.String),
+  status: TraceStatus,
+  error: Schema.NullOr(Schema.String),
+  latency_ms: Schema.NullOr(Schema.Number),
+  usage: Schema.NullOr(Schema.Record(Schema.String, Schema.Number)),
+  cost_usd: Schema.NullOr(Schema.Number),
+  token_id: Schema.NullOr(Schema.String),
+  created_at: Schema.DateTimeUtc
+})
+export type Trace = typeof Trace.Type

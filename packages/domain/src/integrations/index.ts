@@ -1,0 +1,7 @@
+export * from "./HubDataset.ts"
+export * from "./HubDatasetCheck.ts"
+export * from "./HubDatasets.ts"
+export * from "./IntegrationErrors.ts"
+export * from "./IntegrationRepository.ts"
+export * from "./IntegrationVerifier.ts"
+export * from "./Integrations.ts"

@@ -1,0 +1,55 @@
+import { Result } from "effect"
+import { InvalidInput } from "../shared/index.ts"
+import type { ChatMessage } from "../inference/index.ts"
+
+export interface PromptInput {
+  readonly input?: string | undefined
+  readonly prompt?: string | undefined
+  readonly question?: string | undefined
+  readonly query?: string | undefined
+  readonly messages?: ReadonlyArray<ChatMessage> | undefined
+}
+
+const textFields = ["input", "prompt", "question", "query"] as const
+
+/**
+ * The conversation sent to a candidate. The input is `messages` when given (non-empty); then any of
+ * input, prompt, question and query sent alongside is ignored (the request is an open object, and
+ * OpenAI-style clients send extra fields). Otherwise it is exactly one of those four. The challenge's `model_prompt` is a template for the (last) user message:
+ * `{input}` is replaced by the input, and without the placeholder the input follows the template
+ * after a blank line. `system_prompt`, when set, leads as a system message unless the caller sent one.
+ */
+export const buildMessages = (
+  request: PromptInput,
+  challenge: { readonly system_prompt: string | null; readonly model_prompt: string | null }
+): Result.Result<{ readonly input: string; readonly messages: ReadonlyArray<ChatMessage> }, InvalidInput> => {
+  const given = textFields.filter((field) => request[field] !== undefined)
+  const hasMessages = request.messages !== undefined && request.messages.length > 0
+  if (!hasMessages && given.length !== 1) {
+    return Result.fail(new InvalidInput({
+      message: "Give the input as messages or as exactly one of input, prompt, question and query",
+      path: given.length > 1 ? [given[1]!] : ["messages"]
+    }))
+  }
+  const apply = (text: string) =>
+    challenge.model_prompt === null || challenge.model_prompt === ""
+      ? text
+      : challenge.model_prompt.includes("{input}")
+      ? challenge.model_prompt.split("{input}").join(text)
+      : `${challenge.model_prompt}\n\n${text}`
+  let messages: Array<ChatMessage>
+  let input: string
+  if (hasMessages) {
+    messages = [...request.messages!]
+    const last = messages.map((m) => m.role).lastIndexOf("user")
+    input = last >= 0 ? messages[last]!.content : messages[messages.length - 1]!.content
+    if (last >= 0) messages[last] = { role: "user", content: apply(messages[last]!.content) }
+  } else {
+    input = request[given[0]!]!
+    messages = [{ role: "user", content: apply(input) }]
+  }
+  if (challenge.system_prompt !== null && challenge.system_prompt !== "" && !messages.some((m) => m.role === "system")) {
+    messages.unshift({ role: "system", content: challenge.system_prompt })
+  }
+  return Result.succeed({ input, messages })
+}

@@ -1,0 +1,5 @@
+export * from "./Candidate.ts"
+export * from "./Leaderboard.ts"
+export * from "./LeaderboardRepository.ts"
+export * from "./Leaderboards.ts"
+export * from "./Prompt.ts"

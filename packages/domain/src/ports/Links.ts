@@ -1,9 +1,0 @@
-import { Context } from "effect"
-import type { Invite } from "../Invite.ts"
-
-/** Public links the service hands out (built from the configured public base URL). */
-export class Links extends Context.Service<Links, {
-  readonly inviteAcceptUrl: (invite: Invite) => string
-  /** The JSONL export of a leaderboard's traces. */
-  readonly tracesUrl: (leaderboardId: string) => string
-}>()("@podium/domain/ports/Links") {}

@@ -1,0 +1,7 @@
+export * from "./CommonErrors.ts"
+export * from "./IdGenerator.ts"
+export * from "./Ids.ts"
+export * from "./Links.ts"
+export * from "./Readiness.ts"
+export * from "./SecretCipher.ts"
+export * from "./Text.ts"
