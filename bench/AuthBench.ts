@@ -1,6 +1,5 @@
-import type { Benchmark, Scenario } from "./Benchmark.ts"
+import { type Benchmark, type Scenario, benchSession } from "./Benchmark.ts"
 import { startHubFake } from "./HubFake.ts"
-import { session } from "./Podium.ts"
 
 /**
  * The two ways in: a session (JWT verified, then the user, their pending invites and memberships
@@ -15,7 +14,7 @@ export const AuthBench: Benchmark = {
     return { env: { HUB_BASE_URL: hub.url, ALLOW_PRIVATE_NETWORK_TARGETS: "true" }, stop: hub.close }
   },
   scenarios: async (podium): Promise<ReadonlyArray<Scenario>> => {
-    const jwt = await session("bench-user")
+    const jwt = await benchSession("bench-user")
     const created = await fetch(`${podium.url}/api/tokens`, {
       method: "POST",
       headers: { authorization: `Bearer ${jwt}`, "content-type": "application/json" },

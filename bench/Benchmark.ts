@@ -1,7 +1,31 @@
 import type { Databases } from "./Databases.ts"
 import { expectSuccess, hammer, type Memory, memory, type Run, type Target } from "./Load.ts"
-import { type Podium, startPodium } from "./Podium.ts"
+import { Layer, References } from "effect"
+import { session, startPodium } from "../test/support/Podium.ts"
+import { LogTally } from "./LogTally.ts"
 import { SpanCounter } from "./SpanCounter.ts"
+
+/** Podium as the tests start it, with its log tallied: reset `logs` before a measurement. */
+export interface Podium extends Awaited<ReturnType<typeof startPodium>> {
+  readonly logs: LogTally
+}
+
+/** With `calls`, its tracer counts outbound calls per request (and slows requests down a little). */
+export const startBenchPodium = async (
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  calls?: SpanCounter
+): Promise<Podium> => {
+  const logs = new LogTally(calls === undefined ? "server" : "call-counting server")
+  const podium = await startPodium({ LOG_LEVEL: "Warn", ...env, DATABASE_URL: databaseUrl }, {
+    logging: Layer.mergeAll(logs.layer, Layer.succeed(References.MinimumLogLevel, "Warn")),
+    tracing: calls?.layer
+  })
+  return { ...podium, logs }
+}
+
+/** A session JWT with a verified email, valid for the longest run. */
+export const benchSession = (subject: string) => session(subject, { emailVerified: true, expiresIn: "4h" })
 
 export interface Settings {
   /** Per load level; `BENCH_SECONDS`. */
@@ -61,7 +85,7 @@ export const runBenchmark = async (
   const upstreams = await (benchmark.upstreams?.() ?? noUpstreams)
   try {
     const databaseUrl = await databases.create()
-    const timed = await withPodium(startPodium(databaseUrl, upstreams.env), async (podium) => {
+    const timed = await withPodium(startBenchPodium(databaseUrl, upstreams.env), async (podium) => {
       const scenarios = await benchmark.scenarios(podium)
       const results = []
       for (const scenario of scenarios) {
@@ -70,7 +94,7 @@ export const runBenchmark = async (
       return results
     })
     const calls = new SpanCounter()
-    return await withPodium(startPodium(databaseUrl, upstreams.env, calls), async (podium) => {
+    return await withPodium(startBenchPodium(databaseUrl, upstreams.env, calls), async (podium) => {
       const results: Array<ScenarioResult> = []
       for (const { scenario, ...measured } of timed) {
         calls.reset()

@@ -6,10 +6,9 @@ import { Worker } from "node:worker_threads"
 import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
 import { basePromptOf, configurationOf, HumanCaseRepository } from "@podium/domain/human"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import { type Scenario, type ScenarioResult, type Settings, settle, time } from "./Benchmark.ts"
+import { type Scenario, type ScenarioResult, type Settings, settle, time, benchSession, startBenchPodium, type Podium } from "./Benchmark.ts"
 import type { SelfRunningBenchmark } from "./InferenceBench.ts"
 import { expectSuccess, memory, type Target } from "./Load.ts"
-import { type Podium, session, startPodium } from "./Podium.ts"
 import { SpanCounter } from "./SpanCounter.ts"
 
 /** The issue's size: 10,000 cases × 8 candidates, and its target, p95 under 50 ms. */
@@ -59,7 +58,7 @@ interface Seeded {
  * responses' verdicts agree as the service would have written them.
  */
 const prepare = async (podium: Podium, databaseUrl: string): Promise<Seeded> => {
-  const jwt = await session("bench-human")
+  const jwt = await benchSession("bench-human")
   const leaderboardId = (await json(podium, "POST", "/api/leaderboards", jwt, {
     name: "human bench",
     eval_type: "human",
@@ -353,7 +352,7 @@ export const HumanBench: SelfRunningBenchmark = {
   run: async (databases, settings) => {
     const databaseUrl = await databases.create()
     const offsets = [0, caseCount - 50]
-    const podium = await startPodium(databaseUrl, env)
+    const podium = await startBenchPodium(databaseUrl, env)
     let seeded: Seeded
     let checked: string
     const timed: Array<{ scenario: Scenario } & Awaited<ReturnType<typeof timeBoth>>> = []
@@ -371,7 +370,7 @@ export const HumanBench: SelfRunningBenchmark = {
     if (process.env["BENCH_EXPLAIN"]) await explain(databaseUrl, seeded, offsets)
 
     const calls = new SpanCounter()
-    const counting = await startPodium(databaseUrl, env, calls)
+    const counting = await startBenchPodium(databaseUrl, env, calls)
     const results: Array<ScenarioResult> = []
     try {
       for (const { scenario, ...measured } of timed) {

@@ -2,10 +2,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Worker } from "node:worker_threads"
-import type { Benchmark, Scenario, ScenarioResult, Settings } from "./Benchmark.ts"
+import { type Benchmark, type Scenario, type ScenarioResult, type Settings, benchSession, startBenchPodium, type Podium } from "./Benchmark.ts"
 import type { Databases } from "./Databases.ts"
 import { expectSuccess, hammer, memory, type Run, type Target } from "./Load.ts"
-import { type Podium, session, startPodium } from "./Podium.ts"
 import { sequential } from "./Sequential.ts"
 import { SpanCounter } from "./SpanCounter.ts"
 
@@ -162,7 +161,7 @@ const json = async (podium: Podium, method: string, path: string, token: string,
 
 /** A leaderboard serving a Custom candidate at `upstreamUrl`, and an API token that may call it. */
 const prepare = async (podium: Podium, upstreamUrl: string): Promise<Scenario> => {
-  const jwt = await session("bench-inference")
+  const jwt = await benchSession("bench-inference")
   const { secret } = await json(podium, "POST", "/api/tokens", jwt, {
     name: "bench",
     scopes: ["leaderboards:inference"]
@@ -211,7 +210,7 @@ export const InferenceBench: SelfRunningBenchmark = {
       const databaseUrl = await databases.create()
 
       const beforePodium = await upstream.calls()
-      const timedPodium = await startPodium(databaseUrl, env)
+      const timedPodium = await startBenchPodium(databaseUrl, env)
       let scenario: Scenario
       let timed: Awaited<ReturnType<typeof time>>
       try {
@@ -226,7 +225,7 @@ export const InferenceBench: SelfRunningBenchmark = {
       const upstreamConnectionsTimed = afterPodium.connections - beforePodium.connections
 
       const calls = new SpanCounter()
-      const countingPodium = await startPodium(databaseUrl, env, calls)
+      const countingPodium = await startBenchPodium(databaseUrl, env, calls)
       try {
         for (let i = 0; i < settings.countedRequests; i++) await expectSuccess(countingPodium.url, scenario.target)
       } finally {

@@ -269,7 +269,7 @@ describe("the import checker", () => {
       import {
         App
       } from "@podium/server/App"
-      import { WorkspaceRepositoryPg.layer } from "../../../adapters-pg/src/WorkspaceRepositoryPg.ts"
+      import { WorkspaceRepositoryPg } from "../../../adapters-pg/src/WorkspaceRepositoryPg.ts"
       type Verify = typeof import("jose").jwtVerify
       const crypto = await import("node:crypto")
       const dynamic = await import(process.env.MODULE!)

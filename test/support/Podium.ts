@@ -3,15 +3,21 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import { SignJWT } from "jose"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { layerLogging, makeApp } from "@podium/server/App"
 import { loadConfig, type PodiumConfig } from "@podium/server/Config"
 import { createHoldingServer } from "@podium/server/HoldingServer"
-import { freshDatabaseUrl } from "./database.ts"
+
+/**
+ * The whole service, composed as in production, on an ephemeral loopback port, in this process:
+ * the one way tests and benchmarks start Podium.
+ */
 
 export const sessionSecret = "test-session-secret-that-is-long-enough-0123456789"
+// One per process: a second server on the same database must read what the first encrypted.
+const secretsKey = randomBytes(32).toString("hex")
 
 export interface Podium {
   readonly url: string
@@ -37,22 +43,35 @@ export interface Reply {
   readonly body: any
 }
 
-/** Starts the whole service on an ephemeral loopback port against a fresh database. */
-export const startPodium = async (env: Record<string, string | undefined> = {}): Promise<Podium> => {
-  const databaseUrl = env["DATABASE_URL"] ?? await freshDatabaseUrl()
+export interface StartOptions {
+  /** Replaces the JSON log lines on stdout (a benchmark tallies them instead). */
+  readonly logging?: Layer.Layer<never> | undefined
+  /** Provided to the whole app, e.g. a tracer that counts outbound calls. */
+  readonly tracing?: Layer.Layer<never> | undefined
+}
+
+/**
+ * Starts Podium with test defaults overridden by `env`; without a `DATABASE_URL` in `env`, on a
+ * fresh database of the test run (see database.ts).
+ */
+export const startPodium = async (
+  env: Record<string, string | undefined> = {},
+  options: StartOptions = {}
+): Promise<Podium> => {
+  const databaseUrl = env["DATABASE_URL"] ?? await (await import("./database.ts")).freshDatabaseUrl()
+  const dataDir = mkdtempSync(join(tmpdir(), "podium-test-"))
   const config = await Effect.runPromise(loadConfig({
-    DATA_DIR: mkdtempSync(join(tmpdir(), "podium-test-")),
+    DATA_DIR: dataDir,
     SESSION_JWT_SECRET: sessionSecret,
-    SECRETS_KEY: randomBytes(32).toString("hex"),
+    SECRETS_KEY: secretsKey,
     ALLOW_PRIVATE_NETWORK_TARGETS: "true",
     LOG_LEVEL: "Error",
     ...env,
     DATABASE_URL: databaseUrl
   }))
   const server = NodeHttpServer.layer(createHoldingServer, { port: 0, host: "127.0.0.1" })
-  const runtime = ManagedRuntime.make(
-    makeApp(config, server).pipe(Layer.provide(layerLogging(config)))
-  )
+  const app = makeApp(config, server).pipe(Layer.provide(options.logging ?? layerLogging(config)))
+  const runtime = ManagedRuntime.make(options.tracing === undefined ? app : app.pipe(Layer.provide(options.tracing)))
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
   const url = `http://127.0.0.1:${address.port}`
@@ -61,7 +80,10 @@ export const startPodium = async (env: Record<string, string | undefined> = {}):
     config,
     databaseUrl,
     request: (method, path, options = {}) => request(url, method, path, options),
-    stop: () => runtime.dispose()
+    stop: async () => {
+      await runtime.dispose()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   }
 }
 
