@@ -3,8 +3,8 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { UserId, WorkspaceId } from "@podium/domain/shared"
 import { IntegrationProvider, IntegrationRepository } from "@podium/domain/integrations"
-import { ChangeFeed } from "./ChangeFeedPg.ts"
-import { Timestamp, toDate } from "./Rows.ts"
+import { ChangeFeed } from "../ChangeFeedPg.ts"
+import { Timestamp, toDate } from "../Rows.ts"
 
 const IntegrationRow = Schema.Struct({
   workspace_id: WorkspaceId,

@@ -1,7 +1,7 @@
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TraceReader, type TraceFilter, type TracePosition, Trace } from "@podium/domain/inference"
-import { Timestamp } from "./Rows.ts"
+import { Timestamp } from "../Rows.ts"
 
 const TraceRow = Schema.Struct({ ...Trace.fields, created_at: Timestamp })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(TraceRow))
