@@ -3,7 +3,9 @@ import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { type SqlClient, Statement } from "effect/sql"
 import { Worker } from "node:worker_threads"
-import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
+import { HumanCaseRepositoryPg } from "@podium/adapters-pg/human/HumanCaseRepositoryPg"
+import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
 import { basePromptOf, configurationOf, HumanCaseRepository } from "@podium/domain/human"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type Scenario, type ScenarioResult, type Settings, settle, time, benchSession, startBenchPodium, type Podium } from "./Benchmark.ts"
@@ -325,7 +327,11 @@ const explain = async (databaseUrl: string, seeded: Seeded, offsets: ReadonlyArr
       Effect.orDie
     )
   const runtime = ManagedRuntime.make(
-    HumanCaseRepositoryPg.layer.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
+    HumanCaseRepositoryPg.layer.pipe(
+      Layer.provide(LeaderboardRepositoryPg.layer),
+      Layer.provide(ChangeFeed.layer),
+      Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) }))
+    )
   )
   try {
     const summaryStatements = Effect.gen(function*() {

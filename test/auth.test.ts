@@ -1,5 +1,7 @@
 import { SignJWT, UnsecuredJWT } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { apiToken } from "./support/Builders.ts"
+import { client, expectError } from "./support/Client.ts"
 import { type Podium, session, sessionSecret, startPodium } from "./support/Podium.ts"
 
 let podium: Podium
@@ -9,24 +11,22 @@ beforeAll(async () => {
 })
 afterAll(() => podium.stop())
 
+/** A session route called with `token` (none: no credential) must be 401 with the bearer challenge. */
 const expectUnauthorized = async (token: string | undefined) => {
-  const reply = await podium.request("GET", "/api/tokens", { token })
-  expect(reply.status).toBe(401)
-  expect(reply.body.error.code).toBe("unauthorized")
-  expect(reply.headers.get("www-authenticate")).toBe("Bearer")
-  return reply
+  const refused = await expectError(client(podium, token)((c) => c.tokens.list({ query: {} })), 401, "unauthorized")
+  expect(refused.headers["www-authenticate"]).toBe("Bearer")
+  return refused
 }
 
 describe("session tokens", () => {
   it("a valid session signs the user in and creates their personal workspace", async () => {
-    const token = await session("auth-first")
-    const first = await podium.request("GET", "/api/tokens", { token })
-    expect(first.status).toBe(200)
-    expect(first.body.tokens).toEqual([])
-    const second = await podium.request("GET", "/api/tokens", { token })
-    expect(second.body.business_id).toBe(first.body.business_id)
-    const members = await podium.request("GET", "/api/invite-user", { token })
-    expect(members.body.members).toEqual([
+    const api = client(podium, await session("auth-first"))
+    const first = await api((c) => c.tokens.list({ query: {} }))
+    expect(first.tokens).toEqual([])
+    const second = await api((c) => c.tokens.list({ query: {} }))
+    expect(second.business_id).toBe(first.business_id)
+    const { members } = await api((c) => c.invites.list({ query: {} }))
+    expect(members).toEqual([
       expect.objectContaining({ role: "owner", email: "auth-first@example.com" })
     ])
   })
@@ -40,8 +40,8 @@ describe("session tokens", () => {
       .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
       .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
       .sign(new TextEncoder().encode(sessionSecret))
-    const reply = await expectUnauthorized(expired)
-    expect(reply.body.error.message).toContain("exp")
+    const refused = await expectUnauthorized(expired)
+    expect(refused.error.message).toContain("exp")
   })
   it("rejects a token signed with another secret", async () =>
     expectUnauthorized(await session("wrong-key", { secret: "another-secret-that-is-also-long-enough-000" })))
@@ -57,30 +57,25 @@ describe("session tokens", () => {
     await expectUnauthorized(noSub)
   })
   it("API tokens are not accepted on session routes", async () => {
-    const owner = await session("auth-token-owner")
-    const created = await podium.request("POST", "/api/tokens", { token: owner, json: { name: "ci" } })
-    const reply = await expectUnauthorized(created.body.secret)
-    expect(reply.body.error.message).toContain("session")
+    const owner = client(podium, await session("auth-token-owner"))
+    const refused = await expectUnauthorized(await apiToken(owner, undefined, { name: "ci" }))
+    expect(refused.error.message).toContain("session")
   })
 })
 
 describe("API tokens", () => {
   it("an unknown, revoked or expired API token gets 401", async () => {
-    const owner = await session("auth-revoker")
+    const owner = client(podium, await session("auth-revoker"))
     const hubCheck = (token: string) =>
-      podium.request("POST", "/api/datasets/hub/check", {
-        token,
-        json: { dataset_url: "https://huggingface.co/datasets/acme/rows" }
-      })
-    const unknown = await hubCheck("pod_unknownunknownunknownunknownunknownunknow")
-    expect(unknown.status).toBe(401)
-    expect(unknown.headers.get("www-authenticate")).toBe("Bearer")
-    const created = await podium.request("POST", "/api/tokens", { token: owner, json: { name: "soon revoked" } })
-    const revoked = await podium.request("POST", `/api/tokens/${created.body.token.id}/revoke`, { token: owner })
-    expect(revoked.status).toBe(200)
-    expect(revoked.body.token.status).toBe("revoked")
-    const reply = await hubCheck(created.body.secret)
-    expect(reply.status).toBe(401)
-    expect(reply.body.error.message).toContain("revoked")
+      client(podium, token)((c) =>
+        c.datasets.hubCheck({ payload: { dataset_url: "https://huggingface.co/datasets/acme/rows" } })
+      )
+    const unknown = await expectError(hubCheck("pod_unknownunknownunknownunknownunknownunknow"), 401, "unauthorized")
+    expect(unknown.headers["www-authenticate"]).toBe("Bearer")
+    const created = await owner((c) => c.tokens.create({ payload: { name: "soon revoked" } }))
+    const revoked = await owner((c) => c.tokens.revoke({ params: { token_id: created.token.id } }))
+    expect(revoked.token.status).toBe("revoked")
+    const refused = await expectError(hubCheck(created.secret), 401, "unauthorized")
+    expect(refused.error.message).toContain("revoked")
   })
 })

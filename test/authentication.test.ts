@@ -2,13 +2,13 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
-import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
+import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
-import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
+import { InviteRepositoryPg } from "@podium/adapters-pg/access/InviteRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
-import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
-import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
+import { PushTokenRepositoryPg } from "@podium/adapters-pg/access/PushTokenRepositoryPg"
+import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import {
   PushTokenPrefix,
   Unauthenticated,

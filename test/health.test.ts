@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { startTcpProxy, type TcpProxy } from "./fakes/TcpProxy.ts"
+import { client, expectError } from "./support/Client.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 
@@ -19,10 +20,10 @@ afterAll(async () => {
 })
 
 it("answers 503 while the database does not answer, and 200 again after", async () => {
-  expect((await podium.request("GET", "/healthz")).status).toBe(200)
+  const check = () => client(podium)((c) => c.health.check())
+  expect(await check()).toMatchObject({ ok: true, database: "up" })
   proxy.cut()
-  const down = await podium.request("GET", "/healthz")
-  expect(down.status).toBe(503)
+  const down = await expectError(check(), 503, "database_unavailable")
   expect(down.body).toMatchObject({
     ok: false,
     service: "podium",
@@ -30,5 +31,5 @@ it("answers 503 while the database does not answer, and 200 again after", async 
     error: { code: "database_unavailable" }
   })
   proxy.resume()
-  await expect.poll(async () => (await podium.request("GET", "/healthz")).status, { timeout: 10_000 }).toBe(200)
+  await expect.poll(() => check().then(() => "up", () => "down"), { timeout: 10_000 }).toBe("up")
 })

@@ -1,13 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Option, Result } from "effect"
+import { DateTime, Effect, Exit, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
+import { HumanCaseRepositoryPg } from "@podium/adapters-pg/human/HumanCaseRepositoryPg"
+import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import {
   type CaseResponse,
   claim,
   complete,
   createCase,
+  fromTallies,
   HumanCase,
   saveReview,
   slotsFor,
@@ -16,6 +19,7 @@ import {
   type RankedCase,
   tally,
   HumanCaseRepository,
+  winner,
 } from "@podium/domain/human"
 import type { WorkspaceId } from "@podium/domain/shared"
 import type { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
@@ -23,9 +27,15 @@ import fc from "fast-check"
 import { TestDatabase } from "./support/database.ts"
 
 // The repository's own guarantees, against real Postgres: ids used once, the revision-conditional
-// update that makes the generation claim atomic, responses saved once, verdicts and history.
+// update that makes the generation claim atomic, responses saved once, verdicts and history, and a
+// review saved together with the ranking winner it makes.
 
-const Database = HumanCaseRepositoryPg.layer.pipe(Layer.provideMerge(layerMigrations), Layer.provideMerge(TestDatabase.layer))
+const Database = HumanCaseRepositoryPg.layer.pipe(
+  Layer.provide(LeaderboardRepositoryPg.layer),
+  Layer.provide(ChangeFeed.layer),
+  Layer.provideMerge(layerMigrations),
+  Layer.provideMerge(TestDatabase.layer)
+)
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const candidates = [1, 2, 3].map((n) => ({
@@ -72,6 +82,47 @@ const responded = (c: HumanCase): ReadonlyArray<CaseResponse> =>
     created_at: t0
   }))
 
+/** `c` claimed as `claimId`, its slots' candidates in the given order. */
+const claimOf = (c: HumanCase, claimId = "k", order = [0, 1, 2]): HumanCase =>
+  Result.getOrThrow(claim(c, {
+    configuration: "config",
+    claimId,
+    slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), order)
+  }, t0))
+
+/** A case of the leaderboard generated with every candidate answering, slot i for candidate i. */
+const generated = (workspace: WorkspaceId, leaderboard: LeaderboardId) =>
+  Effect.gen(function*() {
+    const repo = yield* HumanCaseRepository
+    const c = draft(workspace, leaderboard)
+    yield* repo.insert(c)
+    const claimed = claimOf(c)
+    yield* repo.update(claimed)
+    const answers = responded(claimed).map((r): CaseResponse => ({ ...r, status: "succeeded", output: "ok", error: null }))
+    yield* Effect.forEach(answers, (r) => repo.saveResponse(c, r))
+    const done = Result.getOrThrow(complete(claimed, { claimId: "k", responses: answers }, t0))
+    yield* repo.update(done)
+    return done
+  })
+
+/** `c` confirmed with only candidate `correct`'s answer judged correct, and its history entry. */
+const confirmedWith = (c: HumanCase, correct: number) => {
+  const responses = c.stage._tag === "Generated" ? c.stage.responses : []
+  const verdicts = Object.fromEntries(responses.map((r, i) => [r.response_id, i === correct ? "correct" : "incorrect"] as const))
+  const review = { verdicts, reference: "", notes: "" }
+  const next = Result.getOrThrow(saveReview(c, { revision: c.revision, confirm: true, review }, t0))
+  return { next, entry: { revision: next.revision, confirmed: true, review, saved_by: null, saved_at: t0 } }
+}
+
+const cohort = { configuration: "config", candidates }
+
+const recordedWinner = (leaderboard: LeaderboardId) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ winner: string | null }>`SELECT ranking_winner_id::text AS winner FROM leaderboards WHERE id = ${leaderboard}`
+    return row!.winner
+  })
+
 describe("HumanCaseRepositoryPg.layer", () => {
   it.layer(Database, { timeout: 60_000 })((it) => {
     it.effect("stores a draft once; the same id again finds what is stored", () =>
@@ -93,12 +144,7 @@ describe("HumanCaseRepositoryPg.layer", () => {
         const { leaderboard, workspace } = yield* owner
         const c = draft(workspace, leaderboard)
         yield* repo.insert(c)
-        const attempts = Array.from({ length: 20 }, (_, i) =>
-          Result.getOrThrow(claim(c, {
-            configuration: "config",
-            claimId: `claim-${i}`,
-            slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), [0, 1, 2])
-          }, t0)))
+        const attempts = Array.from({ length: 20 }, (_, i) => claimOf(c, `claim-${i}`))
         const won = yield* Effect.forEach(attempts, (attempt) => repo.update(attempt), { concurrency: "unbounded" })
         assert.strictEqual(won.filter(Boolean).length, 1)
         const stored = Option.getOrThrow(yield* repo.find(leaderboard, c.id))
@@ -113,11 +159,7 @@ describe("HumanCaseRepositoryPg.layer", () => {
         const { leaderboard, workspace } = yield* owner
         const c = draft(workspace, leaderboard)
         yield* repo.insert(c)
-        const claimed = Result.getOrThrow(claim(c, {
-          configuration: "config",
-          claimId: "k",
-          slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), [2, 0, 1])
-        }, t0))
+        const claimed = claimOf(c, "k", [2, 0, 1])
         assert.isTrue(yield* repo.update(claimed))
         const answers = responded(claimed)
         yield* repo.saveResponse(c, answers[0]!)
@@ -133,7 +175,8 @@ describe("HumanCaseRepositoryPg.layer", () => {
         const verdicts = { [answers[0]!.response_id]: "correct" as const, [answers[2]!.response_id]: "abstain" as const }
         const review = { verdicts, reference: "30 days", notes: "" }
         const confirmed = Result.getOrThrow(saveReview(generated, { revision: generated.revision, confirm: true, review }, t0))
-        assert.isTrue(yield* repo.update(confirmed, { revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }))
+        const entry = { revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }
+        assert.isTrue(yield* repo.saveReview(confirmed, entry, { configuration: "config", candidates }))
         assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), confirmed)
         const stored = yield* sql<{ label: string; verdict: string | null }>`
           SELECT label, verdict FROM human_responses WHERE case_id = ${c.id} ORDER BY label`
@@ -161,11 +204,7 @@ describe("HumanCaseRepositoryPg.layer", () => {
           for (const spec of cases) {
             const c = draft(workspace, leaderboard)
             yield* repo.insert(c)
-            const claimed = Result.getOrThrow(claim(c, {
-              configuration: "config",
-              claimId: "k",
-              slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), [0, 1, 2])
-            }, t0))
+            const claimed = claimOf(c)
             yield* repo.update(claimed)
             const slots = claimed.stage._tag === "Generating" ? claimed.stage.slots : []
             const answers = slots.map((slot, i): CaseResponse => ({
@@ -221,5 +260,55 @@ describe("HumanCaseRepositoryPg.layer", () => {
           }
         }
       }), 120_000)
+
+    it.effect("a review and the ranking winner it makes are saved together, or neither is", () =>
+      Effect.gen(function*() {
+        const repo = yield* HumanCaseRepository
+        const sql = yield* SqlClient.SqlClient
+        const { leaderboard, workspace } = yield* owner
+        const c = yield* generated(workspace, leaderboard)
+        const { entry, next } = confirmedWith(c, 0)
+
+        // while the database refuses every winner, the review is refused with it
+        yield* sql`ALTER TABLE leaderboards ADD CONSTRAINT winner_refused CHECK (ranking_winner_id IS NULL) NOT VALID`
+        const refused = yield* Effect.exit(repo.saveReview(next, entry, cohort)).pipe(
+          Effect.ensuring(sql`ALTER TABLE leaderboards DROP CONSTRAINT winner_refused`.pipe(Effect.orDie))
+        )
+        assert.isTrue(Exit.isFailure(refused))
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), c)
+        assert.deepStrictEqual(yield* repo.history(c, 100), [])
+        assert.strictEqual((yield* repo.tallies(leaderboard, "config", candidates.map((x) => x.id))).confirmed, 0)
+        assert.isNull(yield* recordedWinner(leaderboard))
+
+        assert.isTrue(yield* repo.saveReview(next, entry, cohort))
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), next)
+        assert.strictEqual(yield* recordedWinner(leaderboard), candidates[0]!.id)
+      }))
+
+    it.effect("simultaneous reviews leave the winner that the final tallies name", () =>
+      Effect.gen(function*() {
+        const repo = yield* HumanCaseRepository
+        for (let round = 0; round < 5; round++) {
+          const { leaderboard, workspace } = yield* owner
+          // every case confirmed with every answer incorrect: a three-way tie, no winner
+          const cases = yield* Effect.forEach(Array.from({ length: 4 }), () =>
+            Effect.flatMap(generated(workspace, leaderboard), (c) => {
+              const { entry, next } = confirmedWith(c, -1)
+              return Effect.as(repo.saveReview(next, entry, cohort), next)
+            }))
+          assert.isNull(yield* recordedWinner(leaderboard))
+          // then, at once, each case judges one candidate correct instead: candidate 0 twice, 1 and 2 once.
+          // These touch different candidates' counters only, so nothing but the recording itself
+          // orders them; a winner named from counters missing another save is 1 or 2, or none.
+          const saved = yield* Effect.forEach(cases, (c, n) => {
+            const { entry, next } = confirmedWith(c, [0, 1, 0, 2][n]!)
+            return repo.saveReview(next, entry, cohort)
+          }, { concurrency: "unbounded" })
+          assert.deepStrictEqual(saved, cases.map(() => true))
+          const tallies = yield* repo.tallies(leaderboard, "config", candidates.map((x) => x.id))
+          assert.strictEqual(winner(fromTallies(candidates, tallies)), candidates[0]!.id)
+          assert.strictEqual(yield* recordedWinner(leaderboard), candidates[0]!.id)
+        }
+      }))
   })
 })

@@ -2,14 +2,28 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
+import type { InferenceRequest } from "@podium/adapters-http/api/InferenceApi"
 import { completion, type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
+import {
+  aCandidate,
+  aLeaderboard,
+  apiToken,
+  choose,
+  type NewCandidate,
+  type NewLeaderboard,
+  type SignedIn,
+  signedIn
+} from "./support/Builders.ts"
+import { type ApiFailure, type Caller, client, expectError } from "./support/Client.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
 let fake: OpenAiFake
 let podium: Podium
-let owner: string
-let serving: string // an API token with leaderboards:inference
+let owner: SignedIn
+let servingToken: string // an API token with leaderboards:inference
+let serving: Caller
 
 beforeAll(async () => {
   fake = await startOpenAiFake()
@@ -18,31 +32,32 @@ beforeAll(async () => {
     HUB_BASE_URL: `${fake.url}/hub`,
     PROVIDER_TIMEOUT_MS: "500"
   })
-  owner = await session("inference-owner")
-  serving = (await podium.request("POST", "/api/tokens", {
-    token: owner,
-    json: { name: "serving", scopes: ["leaderboards:inference"] }
-  })).body.secret
+  owner = await signedIn(podium, "inference-owner")
+  servingToken = await apiToken(owner.api, ["leaderboards:inference"], { name: "serving" })
+  serving = client(podium, servingToken)
 })
 afterAll(async () => {
   await podium.stop()
   await fake.close()
 })
 
-const leaderboard = async (json: Record<string, unknown> = {}) =>
-  (await podium.request("POST", "/api/leaderboards", {
-    token: owner,
-    json: { name: "support", dataset_type: "PUSH", ...json }
-  })).body.leaderboard.id as string
-const candidate = async (id: string, json: Record<string, unknown>) =>
-  (await podium.request("POST", `/api/leaderboards/${id}/models`, { token: owner, json })).body.model.id as string
-const choose = (id: string, candidateId: string, strategy = "manual") =>
-  podium.request("PATCH", `/api/leaderboards/${id}`, {
-    token: owner,
-    json: { chosen_model_strategy: strategy, chosen_leaderboard_model_id: candidateId }
-  })
-const infer = (id: string, json: Record<string, unknown>, token = serving) =>
-  podium.request("POST", `/v1/leaderboard/${id}/inference`, { token, json })
+type Input = typeof InferenceRequest.Type
+
+const leaderboard = async (overrides: Partial<NewLeaderboard> = {}) =>
+  (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard({ name: "support", ...overrides }) }))).leaderboard.id
+const candidate = async (leaderboard_id: LeaderboardId, payload: NewCandidate) =>
+  (await owner.api((c) => c.leaderboards.addModel({ params: { leaderboard_id }, payload }))).model.id
+const infer = (leaderboard_id: LeaderboardId, payload: Input, api = serving) =>
+  api((c) => c.inference.infer({ params: { leaderboard_id }, payload }))
+/** Calls the leaderboard and returns the response headers (which candidate served, the trace id). */
+const inferHeaders = async (leaderboard_id: LeaderboardId, payload: Input) => {
+  const [, response] = await serving((c) =>
+    c.inference.infer({ params: { leaderboard_id }, payload, responseMode: "decoded-and-response" })
+  )
+  return response.headers
+}
+/** The trace id an upstream failure names. */
+const failedTrace = (failure: ApiFailure) => String(failure.error.details?.["trace_id"])
 
 /** Traces are written just after the response (group commit): poll until the row is there. */
 const traceOf = async (traceId: string) => {
@@ -69,9 +84,13 @@ describe("inference through the chosen model", () => {
       output_price_per_m_tokens: 0.6
     })
     await candidate(id, { name: "other", platform: "Hub", model_name: "meta/llama" })
-    await choose(id, chosen)
+    await choose(owner.api, id, chosen)
 
-    const reply = await infer(id, { question: "Where is my parcel?", temperature: 0.2, max_tokens: 64 })
+    // The upstream answer byte for byte, with its content type: the wire itself.
+    const reply = await podium.request("POST", `/v1/leaderboard/${id}/inference`, {
+      token: servingToken,
+      json: { question: "Where is my parcel?", temperature: 0.2, max_tokens: 64 }
+    })
     expect(reply.status).toBe(200)
     expect(reply.body).toEqual(completion("echo: Customer asks: Where is my parcel?", "openai/gpt-4o-mini"))
     expect(reply.text).toBe(fake.sent.at(-1)) // byte for byte
@@ -107,84 +126,70 @@ describe("inference through the chosen model", () => {
 
   it("ranking_winner before any ranking: the chosen candidate, else the only one, else 409 saying how to choose", async () => {
     const id = await leaderboard()
-    const none = await infer(id, { input: "hi" })
-    expect(none.status).toBe(409)
-    expect(none.body.error.code).toBe("no_serving_model")
-    const only = await candidate(id, { name: "custom", platform: "Custom", url: `${fake.url}/custom/v1`, auth_type: "header", auth_header_name: "X-Api-Key", token: "custom-key" })
-    const alone = await infer(id, { messages: [{ role: "user", content: "hi" }] })
-    expect(alone.status, alone.text).toBe(200)
-    expect(alone.headers.get("x-service-leaderboard-model-id")).toBe(only)
-    expect(alone.headers.get("x-service-model-source")).toBe("Custom")
+    await expectError(infer(id, { input: "hi" }), 409, "no_serving_model")
+    const only = await candidate(
+      id,
+      aCandidate(`${fake.url}/custom/v1`, { auth_type: "header", auth_header_name: "X-Api-Key", token: "custom-key" })
+    )
+    const alone = await inferHeaders(id, { messages: [{ role: "user", content: "hi" }] })
+    expect(alone["x-service-leaderboard-model-id"]).toBe(only)
+    expect(alone["x-service-model-source"]).toBe("Custom")
     expect(fake.seen.at(-1)).toMatchObject({ path: "/custom/v1/chat/completions", headers: { "x-api-key": "custom-key" } })
     expect(fake.seen.at(-1)!.headers.authorization).toBeUndefined()
 
     const second = await candidate(id, { name: "second", platform: "Custom", url: `${fake.url}/second/v1` })
-    const two = await infer(id, { input: "hi" })
-    expect(two.status).toBe(409)
-    expect(two.body.error.code).toBe("no_serving_model")
-    expect(two.body.error.message).toContain("chosen_leaderboard_model_id")
-    await choose(id, second, "ranking_winner")
-    const chosen = await infer(id, { input: "hi" })
-    expect(chosen.status).toBe(200)
-    expect(chosen.headers.get("x-service-leaderboard-model-id")).toBe(second)
+    const two = await expectError(infer(id, { input: "hi" }), 409, "no_serving_model")
+    expect(two.error.message).toContain("chosen_leaderboard_model_id")
+    await choose(owner.api, id, second, "ranking_winner")
+    expect((await inferHeaders(id, { input: "hi" }))["x-service-leaderboard-model-id"]).toBe(second)
   })
 
   it("messages win over input, prompt, question and query sent alongside", async () => {
     const id = await leaderboard()
-    await choose(id, await candidate(id, { name: "custom", platform: "Custom", url: `${fake.url}/both/v1` }))
-    const reply = await infer(id, { messages: [{ role: "user", content: "from messages" }], input: "from input", query: "q" })
-    expect(reply.status, reply.text).toBe(200)
+    await choose(owner.api, id, await candidate(id, { name: "custom", platform: "Custom", url: `${fake.url}/both/v1` }))
+    await infer(id, { messages: [{ role: "user", content: "from messages" }], input: "from input", query: "q" })
     expect(fake.seen.at(-1)!.body.messages).toEqual([{ role: "user", content: "from messages" }])
-    const both = await infer(id, { input: "a", prompt: "b" })
-    expect(both.status).toBe(400)
+    await expectError(infer(id, { input: "a", prompt: "b" }), 400, "validation_failed")
   })
 
   it("a Router candidate without its own token uses the workspace's router integration", async () => {
     const id = await leaderboard()
-    await choose(id, await candidate(id, { name: "router", model_name: "x/y" }))
+    await choose(owner.api, id, await candidate(id, { name: "router", model_name: "x/y" }))
     await infer(id, { input: "hi" })
     expect(fake.seen.at(-1)!.headers.authorization).toBeUndefined()
   })
 
   it("rejects streaming, ambiguous or missing input, and other workspaces", async () => {
     const id = await leaderboard()
-    await choose(id, await candidate(id, { name: "router", model_name: "x/y" }))
-    const streaming = await infer(id, { input: "hi", stream: true })
-    expect(streaming.status).toBe(400)
-    expect(streaming.body.error.code).toBe("streaming_unsupported")
-    for (const json of [{ input: "a", prompt: "b" }, {}, { messages: [] }]) {
-      const reply = await infer(id, json)
-      expect(reply.status, JSON.stringify(json)).toBe(400)
-      expect(reply.body.error.code).toBe("validation_failed")
+    await choose(owner.api, id, await candidate(id, { name: "router", model_name: "x/y" }))
+    await expectError(infer(id, { input: "hi", stream: true }), 400, "streaming_unsupported")
+    for (const payload of [{ input: "a", prompt: "b" }, {}, { messages: [] }]) {
+      await expectError(infer(id, payload), 400, "validation_failed", JSON.stringify(payload))
     }
-    const stranger = await session("inference-stranger")
-    expect((await infer(id, { input: "hi" }, stranger)).status).toBe(404)
+    const stranger = client(podium, await session("inference-stranger"))
+    await expectError(infer(id, { input: "hi" }, stranger), 404, "not_found")
   })
 
   it("needs the leaderboards:inference scope", async () => {
     const id = await leaderboard()
-    const reader = (await podium.request("POST", "/api/tokens", {
-      token: owner,
-      json: { name: "reader", scopes: ["leaderboards:read"] }
-    })).body.secret
-    const reply = await infer(id, { input: "hi" }, reader)
-    expect(reply.status).toBe(403)
-    expect(reply.body.error.details.required_scope).toBe("leaderboards:inference")
+    const reader = client(podium, await apiToken(owner.api, ["leaderboards:read"], { name: "reader" }))
+    const refused = await expectError(infer(id, { input: "hi" }, reader), 403, "insufficient_scope")
+    expect(refused.error.details?.["required_scope"]).toBe("leaderboards:inference")
   })
 })
 
 describe("upstream failures", () => {
   it("an upstream error, invalid JSON or a refused connection is 502 naming the candidate, with an error trace", async () => {
     const id = await leaderboard()
-    const chosen = await candidate(id, { name: "flaky", platform: "Custom", url: `${fake.url}/flaky`, auth_type: "none" })
-    await choose(id, chosen)
+    const chosen = await candidate(id, aCandidate(`${fake.url}/flaky`, { name: "flaky" }))
+    await choose(owner.api, id, chosen)
     for (const mode of ["error", "garbage"] as const) {
       fake.mode = mode
-      const reply = await infer(id, { input: "hi" })
-      fake.mode = "ok"
-      expect(reply.status).toBe(502)
-      expect(reply.body.error).toMatchObject({ code: "upstream_error", details: { candidate_id: chosen, candidate_name: "flaky" } })
-      const trace = await traceOf(reply.body.error.details.trace_id)
+      const failed = await expectError(infer(id, { input: "hi" }), 502, "upstream_error", mode).finally(() => {
+        fake.mode = "ok"
+      })
+      expect(failed.error).toMatchObject({ details: { candidate_id: chosen, candidate_name: "flaky" } })
+      const trace = await traceOf(failedTrace(failed))
       expect(trace).toMatchObject({ status: "error", candidate: chosen, output: null })
       expect(trace["error"]).toEqual(expect.any(String))
     }
@@ -192,34 +197,28 @@ describe("upstream failures", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve))
     try {
       const slowBoard = await leaderboard()
-      await choose(slowBoard, await candidate(slowBoard, {
-        name: "slow",
-        platform: "Custom",
-        url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
-        auth_type: "none"
-      }))
-      const timedOut = await infer(slowBoard, { input: "hi" })
-      expect(timedOut.status).toBe(502)
-      expect(timedOut.body.error.message).toContain("0.5 s")
-      expect(await traceOf(timedOut.body.error.details.trace_id)).toMatchObject({ status: "error" })
+      const slowUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`
+      await choose(owner.api, slowBoard, await candidate(slowBoard, aCandidate(slowUrl, { name: "slow" })))
+      const timedOut = await expectError(infer(slowBoard, { input: "hi" }), 502, "upstream_error")
+      expect(timedOut.error.message).toContain("0.5 s")
+      expect(await traceOf(failedTrace(timedOut))).toMatchObject({ status: "error" })
     } finally {
       silent.closeAllConnections()
       silent.close()
     }
     const refusedBoard = await leaderboard()
-    await choose(refusedBoard, await candidate(refusedBoard, { name: "gone", platform: "Custom", url: "http://127.0.0.1:1", auth_type: "none" }))
-    const refused = await infer(refusedBoard, { input: "hi" })
-    expect(refused.status).toBe(502)
-    expect(refused.body.error.details.candidate_name).toBe("gone")
+    await choose(owner.api, refusedBoard, await candidate(refusedBoard, aCandidate("http://127.0.0.1:1", { name: "gone" })))
+    const refused = await expectError(infer(refusedBoard, { input: "hi" }), 502, "upstream_error")
+    expect(refused.error.details?.["candidate_name"]).toBe("gone")
   })
 })
 
 describe("the OpenAI-compatible alias", () => {
   it("works with the official openai client", async () => {
     const id = await leaderboard({ system_prompt: "Be kind." })
-    await choose(id, await candidate(id, { name: "router", model_name: "openai/gpt-4o-mini" }))
-    const client = new OpenAI({ apiKey: serving, baseURL: `${podium.url}/v1/leaderboard/${id}` })
-    const answer = await client.chat.completions.create({
+    await choose(owner.api, id, await candidate(id, { name: "router", model_name: "openai/gpt-4o-mini" }))
+    const openai = new OpenAI({ apiKey: servingToken, baseURL: `${podium.url}/v1/leaderboard/${id}` })
+    const answer = await openai.chat.completions.create({
       model: "ignored-by-podium",
       messages: [{ role: "user", content: "Hello there" }]
     })

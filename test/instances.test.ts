@@ -1,4 +1,5 @@
 import { afterAll, expect, it } from "vitest"
+import { client } from "./support/Client.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
@@ -27,10 +28,9 @@ it("two instances share one database: both serve, shards are leased once, and th
   const second = await startPodium({ DATABASE_URL: databaseUrl })
   running.push(second)
   const token = await session("instances-user")
-  const viaFirst = await first.request("GET", "/api/tokens", { token })
-  const viaSecond = await second.request("GET", "/api/tokens", { token })
-  expect(viaFirst.status).toBe(200)
-  expect(viaSecond.body.business_id).toBe(viaFirst.body.business_id)
+  const viaFirst = await client(first, token)((c) => c.tokens.list({ query: {} }))
+  const viaSecond = await client(second, token)((c) => c.tokens.list({ query: {} }))
+  expect(viaSecond.business_id).toBe(viaFirst.business_id)
   expect(total(await leases(databaseUrl))).toBe(shards)
 
   const before = await leases(databaseUrl)
@@ -40,5 +40,5 @@ it("two instances share one database: both serve, shards are leased once, and th
     const after = await leases(databaseUrl)
     return { total: total(after), fromOldHolders: after.filter((r) => before.some((b) => b.pid === r.pid && b.shards === shards)).length }
   }, { timeout: 30_000, interval: 250 }).toEqual({ total: shards, fromOldHolders: 0 })
-  expect((await second.request("GET", "/healthz")).status).toBe(200)
+  expect(await client(second)((c) => c.health.check())).toMatchObject({ ok: true })
 }, 60_000)

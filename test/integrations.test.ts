@@ -1,40 +1,42 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hubToken, type ProviderFake, routerKey, startProviderFake } from "./fakes/ProviderFake.ts"
+import type { WorkspaceId } from "@podium/domain/shared"
+import type { ValidateIntegrationRequest } from "@podium/adapters-http/api/IntegrationsApi"
+import { apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
+import { type Caller, client, expectError, expectValidation, unchecked } from "./support/Client.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
 let fake: ProviderFake
 let podium: Podium
-let owner: string
-let workspace: string
+let owner: SignedIn
 
 beforeAll(async () => {
   fake = await startProviderFake()
   podium = await startPodium({ ROUTER_BASE_URL: fake.routerBaseUrl, HUB_BASE_URL: fake.hubBaseUrl })
-  owner = await session("int-owner")
-  workspace = (await podium.request("GET", "/api/tokens", { token: owner })).body.business_id
+  owner = await signedIn(podium, "int-owner")
 })
 afterAll(async () => {
   await podium.stop()
   await fake.close()
 })
 
-const validate = (json: Record<string, unknown>, token = owner) =>
-  podium.request("POST", "/api/integrations/validate", { token, json })
+const validate = (payload: typeof ValidateIntegrationRequest.Type, api: Caller = owner.api) =>
+  api((c) => c.integrations.validate({ payload }))
 
 describe("validating integrations", () => {
   it("a router token the router accepts is stored sealed; the reply says what the router reported", async () => {
-    const reply = await validate({ provider: "router", token: routerKey })
-    expect(reply.status).toBe(200)
-    expect(reply.body).toMatchObject({
+    const integration = await validate({ provider: "router", token: routerKey })
+    expect(integration).toMatchObject({
       provider: "router",
       valid: true,
       stored: true,
       has_token: true,
-      business_id: workspace,
+      business_id: owner.workspace,
       account: { label: "sk-or-v1-goo...key", details: { usage: 1.5, is_free_tier: false } }
     })
-    expect(reply.text).not.toContain(routerKey)
+    // Successes decode strictly, so the decoded reply is all the reply has.
+    expect(JSON.stringify(integration)).not.toContain(routerKey)
     expect(fake.seen.at(-1)).toEqual({ path: "/api/v1/key", authorization: `Bearer ${routerKey}` })
     const rows = await query(podium.databaseUrl, (sql) => sql`SELECT * FROM integrations WHERE provider = 'router'`)
     expect(rows).toHaveLength(1)
@@ -42,21 +44,16 @@ describe("validating integrations", () => {
   })
 
   it("a hub token is checked with whoami, without echoing private fields", async () => {
-    const reply = await validate({ provider: "hub", token: hubToken })
-    expect(reply.status).toBe(200)
-    expect(reply.body.account.label).toBe("alice")
-    expect(reply.body.account.details).toMatchObject({ name: "alice", orgs: ["acme"], token_role: "read" })
-    expect(reply.text).not.toContain("alice@example.com")
+    const integration = await validate({ provider: "hub", token: hubToken })
+    expect(integration.account.label).toBe("alice")
+    expect(integration.account.details).toMatchObject({ name: "alice", orgs: ["acme"], token_role: "read" })
+    expect(JSON.stringify(integration)).not.toContain("alice@example.com")
   })
 
   it("a token the provider refuses is a 400 with the provider's reason, and nothing is stored", async () => {
     const before = await query(podium.databaseUrl, (sql) => sql`SELECT sealed_token FROM integrations WHERE provider = 'router'`)
-    const reply = await validate({ provider: "router", token: "sk-or-v1-bad" })
-    expect(reply.status).toBe(400)
-    expect(reply.body.error).toMatchObject({
-      code: "invalid_integration_token",
-      details: { provider: "router", reason: "No auth credentials found" }
-    })
+    const refused = await expectError(validate({ provider: "router", token: "sk-or-v1-bad" }), 400, "invalid_integration_token")
+    expect(refused.error).toMatchObject({ details: { provider: "router", reason: "No auth credentials found" } })
     const after = await query(podium.databaseUrl, (sql) => sql`SELECT sealed_token FROM integrations WHERE provider = 'router'`)
     expect(after).toEqual(before)
   })
@@ -64,9 +61,8 @@ describe("validating integrations", () => {
   it("a provider that fails is a 502 upstream_error", async () => {
     fake.failing = true
     try {
-      const reply = await validate({ provider: "hub", token: hubToken })
-      expect(reply.status).toBe(502)
-      expect(reply.body.error).toMatchObject({ code: "upstream_error", details: { provider: "hub" } })
+      const failed = await expectError(validate({ provider: "hub", token: hubToken }), 502, "upstream_error")
+      expect(failed.error).toMatchObject({ details: { provider: "hub" } })
     } finally {
       fake.failing = false
     }
@@ -74,47 +70,45 @@ describe("validating integrations", () => {
 
   it("validates the request", async () => {
     for (const json of [{ provider: "openai", token: "x" }, { provider: "router", token: "" }, { provider: "router" }]) {
-      const reply = await validate(json)
-      expect(reply.status, JSON.stringify(json)).toBe(400)
-      expect(reply.body.error.code).toBe("validation_failed")
+      // Payloads the contract forbids: the typed client will not send them.
+      const reply = unchecked(podium, "POST", "/api/integrations/validate", { token: owner.session, json })
+      await expectError(reply, 400, "validation_failed", JSON.stringify(json))
     }
   })
 
   it("needs an owner or admin session", async () => {
-    await podium.request("POST", "/api/invite-user", { token: owner, json: { email: "int-member@example.com" } })
-    const member = await session("int-member")
-    const reply = await validate({ provider: "router", token: routerKey, business_id: workspace }, member)
-    expect(reply.status).toBe(403)
-    const created = await podium.request("POST", "/api/tokens", { token: owner, json: { name: "t" } })
-    expect((await validate({ provider: "router", token: routerKey }, created.body.secret)).status).toBe(401)
+    await owner.api((c) => c.invites.invite({ payload: { email: "int-member@example.com" } }))
+    const member = client(podium, await session("int-member"))
+    await expectError(
+      validate({ provider: "router", token: routerKey, business_id: owner.workspace }, member),
+      403,
+      "forbidden"
+    )
+    const apiTokenCaller = client(podium, await apiToken(owner.api, undefined, { name: "t" }))
+    await expectError(validate({ provider: "router", token: routerKey }, apiTokenCaller), 401, "unauthorized")
   })
 })
 
 describe("checking hub datasets", () => {
-  let writer: string
+  let writer: Caller
   beforeAll(async () => {
-    writer = (await podium.request("POST", "/api/tokens", {
-      token: owner,
-      json: { name: "writer", scopes: ["leaderboards:write"] }
-    })).body.secret
+    writer = client(podium, await apiToken(owner.api, ["leaderboards:write"], { name: "writer" }))
   })
-  const check = (json: Record<string, unknown>, token = writer) =>
-    podium.request("POST", "/api/datasets/hub/check", { token, json })
+  const check = (payload: { dataset_url: string; business_id?: WorkspaceId }, api = writer) =>
+    api((c) => c.datasets.hubCheck({ payload }))
 
   it("reports rows and splits of a public dataset", async () => {
-    const reply = await check({ dataset_url: "https://huggingface.co/datasets/acme/rows/viewer/default/train" })
-    expect(reply.status).toBe(200)
-    expect(reply.body).toMatchObject({
+    expect(await check({ dataset_url: "https://huggingface.co/datasets/acme/rows/viewer/default/train" })).toMatchObject({
       dataset_id: "acme/rows",
-      business_id: workspace,
+      business_id: owner.workspace,
       valid: true,
       private: false,
       rows: 150,
       splits: [{ name: "train", rows: 120 }, { name: "test", rows: 30 }],
       meets_min_rows: true
     })
-    expect((await check({ dataset_url: "acme/tiny" })).body).toMatchObject({ rows: 12, meets_min_rows: false })
-    expect((await check({ dataset_url: "hf://datasets/acme/unknown-size" })).body).toMatchObject({
+    expect(await check({ dataset_url: "acme/tiny" })).toMatchObject({ rows: 12, meets_min_rows: false })
+    expect(await check({ dataset_url: "hf://datasets/acme/unknown-size" })).toMatchObject({
       rows: null,
       meets_min_rows: false
     })
@@ -122,32 +116,24 @@ describe("checking hub datasets", () => {
 
   it("reads a private dataset with the workspace's hub integration", async () => {
     // The hub integration of this workspace was stored by the whoami test above.
-    const reply = await check({ dataset_url: "acme/private" })
-    expect(reply.status).toBe(200)
-    expect(reply.body).toMatchObject({ private: true, rows: 500, used_integration: true })
+    expect(await check({ dataset_url: "acme/private" })).toMatchObject({ private: true, rows: 500, used_integration: true })
     expect(fake.seen.at(-1)).toEqual({ path: "/api/datasets/acme/private", authorization: `Bearer ${hubToken}` })
   })
 
   it("a dataset the hub will not show is 404 dataset_not_found", async () => {
-    const outsider = await session("int-outsider")
-    const reply = await check({ dataset_url: "acme/private" }, outsider)
-    expect(reply.status).toBe(404)
-    expect(reply.body.error.code).toBe("dataset_not_found")
-    expect((await check({ dataset_url: "acme/missing" })).status).toBe(404)
+    const outsider = client(podium, await session("int-outsider"))
+    await expectError(check({ dataset_url: "acme/private" }, outsider), 404, "dataset_not_found")
+    await expectError(check({ dataset_url: "acme/missing" }), 404, "dataset_not_found")
   })
 
   it("rejects what is not a dataset URL", async () => {
     for (const url of ["https://huggingface.co/models/acme/x", "ftp://x/datasets/a/b", "not a url", "a/b/c"]) {
-      const reply = await check({ dataset_url: url })
-      expect(reply.status, url).toBe(400)
-      expect(reply.body.error.details.issues[0].path).toEqual(["dataset_url"])
+      await expectValidation(check({ dataset_url: url }), ["dataset_url"], url)
     }
   })
 
   it("an API token cannot name another workspace", async () => {
-    const other = await session("int-other")
-    const otherWorkspace = (await podium.request("GET", "/api/tokens", { token: other })).body.business_id
-    const reply = await check({ dataset_url: "acme/rows", business_id: otherWorkspace })
-    expect(reply.status).toBe(403)
+    const other = await signedIn(podium, "int-other")
+    await expectError(check({ dataset_url: "acme/rows", business_id: other.workspace }), 403, "forbidden")
   })
 })

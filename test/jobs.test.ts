@@ -1,10 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
-import { BudgetLedgerPg } from "@podium/adapters-pg/BudgetLedgerPg"
+import { InviteRepositoryPg } from "@podium/adapters-pg/access/InviteRepositoryPg"
+import { BudgetLedgerPg } from "@podium/adapters-pg/access/BudgetLedgerPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { expireInvites, pruneJobMessages, sweepReservations } from "@podium/server/Jobs"
+import { client } from "./support/Client.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
@@ -34,17 +35,17 @@ it("the schedules are stored durably in Postgres", async () => {
 })
 
 it("expiring invites marks only overdue pending ones", async () => {
-  const owner = await session("jobs-owner")
-  const due = await podium.request("POST", "/api/invite-user", { token: owner, json: { email: "due@example.com" } })
-  const fresh = await podium.request("POST", "/api/invite-user", { token: owner, json: { email: "fresh@example.com" } })
+  const owner = client(podium, await session("jobs-owner"))
+  const { invite: due } = await owner((c) => c.invites.invite({ payload: { email: "due@example.com" } }))
+  const { invite: fresh } = await owner((c) => c.invites.invite({ payload: { email: "fresh@example.com" } }))
   await query(podium.databaseUrl, (sql) =>
-    sql`UPDATE invites SET expires_at = now() - interval '1 second' WHERE id = ${due.body.invite.id}`)
+    sql`UPDATE invites SET expires_at = now() - interval '1 second' WHERE id = ${due.id}`)
   expect(await runJob(expireInvites)).toBe(1)
   expect(await runJob(expireInvites)).toBe(0)
   const rows = await query(podium.databaseUrl, (sql) => sql`SELECT id, status FROM invites ORDER BY email`)
   expect(rows).toEqual([
-    { id: due.body.invite.id, status: "expired" },
-    { id: fresh.body.invite.id, status: "pending" }
+    { id: due.id, status: "expired" },
+    { id: fresh.id, status: "pending" }
   ])
 })
 
@@ -72,11 +73,10 @@ it("pruning deletes processed messages past the retention, with their replies, a
 })
 
 it("sweeping releases reservations whose call never settled, and only those", async () => {
-  const owner = await session("jobs-budget")
-  const token = (await podium.request("POST", "/api/tokens", {
-    token: owner,
-    json: { name: "b", budget_limit: 1, budget_reset_interval: "monthly" }
-  })).body.token.id
+  const owner = client(podium, await session("jobs-budget"))
+  const token = (await owner((c) =>
+    c.tokens.create({ payload: { name: "b", budget_limit: 1, budget_reset_interval: "monthly" } })
+  )).token.id
   await query(podium.databaseUrl, (sql) =>
     sql`INSERT INTO token_spend (token_id, window_start, settled_usd, reserved_usd)
         VALUES (${token}, date_trunc('month', now()), 0.2, 0.3)`)

@@ -1,16 +1,27 @@
+import { DateTime } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Podium, type Reply, session, startPodium } from "./support/Podium.ts"
+import { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
+import type { WorkspaceId } from "@podium/domain/shared"
+import type { UpdateLeaderboardRequest } from "@podium/adapters-http/api/LeaderboardsApi"
+import {
+  aRouterCandidate,
+  apiToken,
+  type NewCandidate,
+  type NewLeaderboard,
+  type SignedIn,
+  signedIn
+} from "./support/Builders.ts"
+import { type ApiFailure, type Caller, client, expectError, expectValidation, unchecked } from "./support/Client.ts"
+import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
 let podium: Podium
-let owner: string
-let workspace: string
+let owner: SignedIn
 
 beforeAll(async () => {
   podium = await startPodium()
-  owner = await session("lb-owner")
-  workspace = await workspaceOf(owner)
+  owner = await signedIn(podium, "lb-owner")
 })
 afterAll(() => podium.stop())
 
@@ -18,68 +29,53 @@ const isoMillis = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const datasetUrl = "https://data.example.com/rows.jsonl"
 
+/** This file's leaderboards read a dataset by GET, from `datasetUrl` unless said otherwise. */
+const board = (overrides: Partial<NewLeaderboard> = {}): NewLeaderboard => ({
+  name: "Support answers",
+  dataset_url: datasetUrl,
+  ...overrides
+})
+
+type ListQuery = { readonly limit?: number; readonly offset?: number; readonly business_id?: WorkspaceId }
+type Update = typeof UpdateLeaderboardRequest.Type
 type Json = Record<string, unknown>
 
-/** The personal workspace of a session (its first request creates it). */
-const workspaceOf = async (token: string): Promise<string> =>
-  (await podium.request("GET", "/api/tokens", { token })).body.business_id
+const create = (payload: NewLeaderboard, api: Caller = owner.api) => api((c) => c.leaderboards.create({ payload }))
+const list = (query: ListQuery = {}, api: Caller = owner.api) => api((c) => c.leaderboards.list({ query }))
+const getLeaderboard = (leaderboard_id: LeaderboardId, api: Caller = owner.api) =>
+  api((c) => c.leaderboards.get({ params: { leaderboard_id } }))
+const patchLeaderboard = (leaderboard_id: LeaderboardId, payload: Update, api: Caller = owner.api) =>
+  api((c) => c.leaderboards.update({ params: { leaderboard_id }, payload }))
+const removeLeaderboard = (leaderboard_id: LeaderboardId, api: Caller = owner.api) =>
+  api((c) => c.leaderboards.remove({ params: { leaderboard_id } }))
+const listModels = async (leaderboard_id: LeaderboardId, api: Caller = owner.api) =>
+  (await api((c) => c.leaderboards.listModels({ params: { leaderboard_id } }))).models
+const addCandidate = (leaderboard_id: LeaderboardId, payload: NewCandidate, api: Caller = owner.api) =>
+  api((c) => c.leaderboards.addModel({ params: { leaderboard_id }, payload }))
+const removeCandidate = (leaderboard_id: LeaderboardId, leaderboard_model_id: CandidateId, api: Caller = owner.api) =>
+  api((c) => c.leaderboards.removeModel({ params: { leaderboard_id, leaderboard_model_id } }))
 
-/** An API token of the owner's workspace with exactly these scopes. */
-const apiToken = async (scopes: ReadonlyArray<string>, token = owner): Promise<string> => {
-  const reply = await podium.request("POST", "/api/tokens", { token, json: { name: scopes.join(" "), scopes } })
-  expect(reply.status).toBe(201)
-  return reply.body.secret
-}
-
-const lb = (id: string) => `/api/leaderboards/${id}`
-const models = (id: string) => `/api/leaderboards/${id}/models`
-
-const createLeaderboard = (json: Json = {}, token = owner) =>
-  podium.request("POST", "/api/leaderboards", { token, json: { name: "Support answers", dataset_url: datasetUrl, ...json } })
-const list = (queryString = "", token = owner) => podium.request("GET", `/api/leaderboards${queryString}`, { token })
-const getLeaderboard = (id: string, token = owner) => podium.request("GET", lb(id), { token })
-const patchLeaderboard = (id: string, json: Json, token = owner) => podium.request("PATCH", lb(id), { token, json })
-const addCandidate = (leaderboardId: string, json: Json, token = owner) =>
-  podium.request("POST", models(leaderboardId), { token, json })
-const removeCandidate = (leaderboardId: string, candidateId: string, token = owner) =>
-  podium.request("DELETE", `${models(leaderboardId)}/${candidateId}`, { token })
+/** Payloads the contract forbids, which the typed client will not send. */
+const sendUnchecked = (method: string, path: string, json?: Json) =>
+  unchecked(podium, method, path, { token: owner.session, json })
 
 /** Creates a leaderboard and returns its `leaderboard` object. */
-const newLeaderboard = async (json: Json = {}, token = owner) => {
-  const reply = await createLeaderboard(json, token)
-  expect(reply.status, reply.text).toBe(201)
-  return reply.body.leaderboard
-}
+const newLeaderboard = async (overrides: Partial<NewLeaderboard> = {}, api: Caller = owner.api) =>
+  (await create(board(overrides), api)).leaderboard
 
-/** Adds a Router candidate (or as `json` says) and returns its `model` object. */
-const newCandidate = async (leaderboardId: string, json: Json = {}, token = owner) => {
-  const reply = await addCandidate(leaderboardId, { name: "gpt mini", model_name: "openai/gpt-4o-mini", ...json }, token)
-  expect(reply.status, reply.text).toBe(201)
-  return reply.body.model
-}
+/** Adds a Router candidate (or as `overrides` say) and returns its `model` object. */
+const newCandidate = async (leaderboardId: LeaderboardId, overrides: Partial<NewCandidate> = {}, api: Caller = owner.api) =>
+  (await addCandidate(leaderboardId, aRouterCandidate(overrides), api)).model
 
-const ids = (items: ReadonlyArray<{ id: string }>) => items.map((item) => item.id)
-
-const expectValidation = (reply: Reply, path: ReadonlyArray<string>, label = "") => {
-  expect(reply.status, `${label} ${reply.text}`).toBe(400)
-  expect(reply.body.error.code, label).toBe("validation_failed")
-  expect(reply.body.error.details.issues[0].path, label).toEqual(path)
-}
-
-const expectError = (reply: Reply, status: number, code: string, label = "") => {
-  expect(reply.status, `${label} ${reply.text}`).toBe(status)
-  expect(reply.body.error.code, label).toBe(code)
-  expect(typeof reply.body.error.message, label).toBe("string")
-}
+const ids = (items: ReadonlyArray<{ readonly id: string }>) => items.map((item) => item.id)
+const unknownLeaderboard = () => LeaderboardId.make(randomUUID())
 
 describe("creating leaderboards", () => {
   it("returns the leaderboard and its challenge, with defaults", async () => {
-    const reply = await createLeaderboard({ name: "Support answers" })
-    expect(reply.status, reply.text).toBe(201)
-    const { leaderboard, challenge } = reply.body
+    const { leaderboard, challenge } = await create(board({ name: "Support answers" }))
     expect(leaderboard).toEqual({
       id: expect.stringMatching(uuidV7),
-      business_id: workspace,
+      business_id: owner.workspace,
       name: "Support answers",
       description: "",
       status: "active",
@@ -128,36 +124,27 @@ describe("creating leaderboards", () => {
       consolidate_every_hours: 6,
       dedupe: true,
       end_date: "2027-01-31T00:00:00.000Z"
-    }
-    const reply = await podium.request("POST", "/api/leaderboards", {
-      token: owner,
-      json: { name: "Judged", description: "LLM-as-judge", ...given }
-    })
-    expect(reply.status, reply.text).toBe(201)
-    expect(reply.body.challenge).toEqual({ ...given, dataset_url: null })
-    expect(reply.body.leaderboard).toMatchObject({
+    } as const
+    const created = await create({ name: "Judged", description: "LLM-as-judge", ...given })
+    expect(created.challenge).toEqual({ ...given, dataset_url: null })
+    expect(created.leaderboard).toMatchObject({
       description: "LLM-as-judge",
       dataset_type: "PUSH",
       dataset_url: null,
       eval_type: "judge"
     })
-    const fetched = await getLeaderboard(reply.body.leaderboard.id)
-    expect(fetched.body.challenge).toEqual(reply.body.challenge)
-    expect(fetched.body.leaderboard).toEqual(reply.body.leaderboard)
+    const fetched = await getLeaderboard(created.leaderboard.id)
+    expect(fetched.challenge).toEqual(created.challenge)
+    expect(fetched.leaderboard).toEqual(created.leaderboard)
   })
 
   it("a GET dataset's dataset_url is http(s) when given, and may come later; a PUSH dataset needs none", async () => {
-    const missing = await podium.request("POST", "/api/leaderboards", { token: owner, json: { name: "no url" } })
-    expect(missing.status, missing.text).toBe(201)
-    expect(missing.body.challenge).toMatchObject({ dataset_type: "GET", dataset_url: null })
-    expectValidation(await createLeaderboard({ dataset_url: "ftp://data.example.com/rows" }), ["dataset_url"], "ftp")
-    expectValidation(await createLeaderboard({ dataset_url: "rows.jsonl" }), ["dataset_url"], "relative")
-    const push = await podium.request("POST", "/api/leaderboards", {
-      token: owner,
-      json: { name: "pushed", dataset_type: "PUSH" }
-    })
-    expect(push.status, push.text).toBe(201)
-    expect(push.body.challenge.dataset_url).toBeNull()
+    const missing = await create({ name: "no url" })
+    expect(missing.challenge).toMatchObject({ dataset_type: "GET", dataset_url: null })
+    await expectValidation(create(board({ dataset_url: "ftp://data.example.com/rows" })), ["dataset_url"], "ftp")
+    await expectValidation(create(board({ dataset_url: "rows.jsonl" })), ["dataset_url"], "relative")
+    const push = await create({ name: "pushed", dataset_type: "PUSH" })
+    expect(push.challenge.dataset_url).toBeNull()
   })
 
   it("rejects wrong enums, types and ranges with the payload path", async () => {
@@ -172,103 +159,88 @@ describe("creating leaderboards", () => {
       [{ name: 42 }, ["payload", "name"]]
     ]
     for (const [json, path] of cases) {
-      expectValidation(await createLeaderboard(json), path, JSON.stringify(json))
+      const reply = sendUnchecked("POST", "/api/leaderboards", { name: "Support answers", dataset_url: datasetUrl, ...json })
+      await expectValidation(reply, path, JSON.stringify(json))
     }
-    const nameless = await podium.request("POST", "/api/leaderboards", { token: owner, json: { dataset_url: datasetUrl } })
-    expectValidation(nameless, ["payload", "name"], "no name")
+    await expectValidation(sendUnchecked("POST", "/api/leaderboards", { dataset_url: datasetUrl }), ["payload", "name"], "no name")
   })
 })
 
 describe("listing leaderboards", () => {
   it("lists newest first and pages with limit, offset and next_offset", async () => {
-    const pager = await session("lb-pager")
-    const first = await newLeaderboard({ name: "first" }, pager)
-    const second = await newLeaderboard({ name: "second" }, pager)
-    const third = await newLeaderboard({ name: "third" }, pager)
+    const pager = await signedIn(podium, "lb-pager")
+    const first = await newLeaderboard({ name: "first" }, pager.api)
+    const second = await newLeaderboard({ name: "second" }, pager.api)
+    const third = await newLeaderboard({ name: "third" }, pager.api)
 
-    const all = await list("", pager)
-    expect(all.status, all.text).toBe(200)
-    expect(ids(all.body.leaderboards)).toEqual([third.id, second.id, first.id])
-    expect(all.body.next_offset).toBeNull()
-    expect(all.body.leaderboards[0]).toEqual(third)
+    const all = await list({}, pager.api)
+    expect(ids(all.leaderboards)).toEqual([third.id, second.id, first.id])
+    expect(all.next_offset).toBeNull()
+    expect(all.leaderboards[0]).toEqual(third)
 
-    const page1 = await list("?limit=2", pager)
-    expect(page1.status, page1.text).toBe(200)
-    expect(ids(page1.body.leaderboards)).toEqual([third.id, second.id])
-    expect(page1.body.next_offset).toBe(2)
+    const page1 = await list({ limit: 2 }, pager.api)
+    expect(ids(page1.leaderboards)).toEqual([third.id, second.id])
+    expect(page1.next_offset).toBe(2)
 
-    const page2 = await list("?limit=2&offset=2", pager)
-    expect(page2.status, page2.text).toBe(200)
-    expect(ids(page2.body.leaderboards)).toEqual([first.id])
-    expect(page2.body.next_offset).toBeNull()
+    const page2 = await list({ limit: 2, offset: 2 }, pager.api)
+    expect(ids(page2.leaderboards)).toEqual([first.id])
+    expect(page2.next_offset).toBeNull()
 
-    const past = await list("?offset=10", pager)
-    expect(past.status, past.text).toBe(200)
-    expect(past.body).toEqual({ leaderboards: [], next_offset: null })
+    expect(await list({ offset: 10 }, pager.api)).toEqual({ leaderboards: [], next_offset: null })
   })
 
   it("rejects out-of-range limit and offset instead of clamping", async () => {
     for (const qs of ["?limit=0", "?limit=1001", "?offset=-1", "?limit=abc", "?limit=1.5", "?offset=x"]) {
-      const reply = await list(qs)
-      expect(reply.status, `${qs} ${reply.text}`).toBe(400)
-      expect(reply.body.error.code, qs).toBe("validation_failed")
+      await expectError(sendUnchecked("GET", `/api/leaderboards${qs}`), 400, "validation_failed", qs)
     }
-    expect((await list("?limit=1000")).status).toBe(200)
-    expect((await list("?limit=1")).status).toBe(200)
+    await list({ limit: 1000 })
+    await list({ limit: 1 })
   })
 })
 
 describe("getting a leaderboard", () => {
   it("returns the leaderboard, its challenge, candidates and runs", async () => {
-    const created = await createLeaderboard({ name: "detail", system_prompt: "Be brief." })
-    const reply = await getLeaderboard(created.body.leaderboard.id)
-    expect(reply.status, reply.text).toBe(200)
-    expect(reply.body).toEqual({
-      leaderboard: created.body.leaderboard,
-      challenge: created.body.challenge,
+    const created = await create(board({ name: "detail", system_prompt: "Be brief." }))
+    expect(await getLeaderboard(created.leaderboard.id)).toEqual({
+      leaderboard: created.leaderboard,
+      challenge: created.challenge,
       models: [],
       runs: []
     })
   })
 
   it("an unknown id is 404 and a malformed id is 400", async () => {
-    expectError(await getLeaderboard(randomUUID()), 404, "not_found")
-    const malformed = await getLeaderboard("not-a-uuid")
-    expect(malformed.status, malformed.text).toBe(400)
-    expect(malformed.body.error.code).toBe("validation_failed")
+    await expectError(getLeaderboard(unknownLeaderboard()), 404, "not_found")
+    await expectError(sendUnchecked("GET", "/api/leaderboards/not-a-uuid"), 400, "validation_failed")
   })
 })
 
 describe("updating leaderboards", () => {
   it("changes only what is sent", async () => {
-    const created = await createLeaderboard({ description: "before", system_prompt: "Be brief.", dedupe: true })
-    const { id } = created.body.leaderboard
-    const reply = await patchLeaderboard(id, { name: "renamed" })
-    expect(reply.status, reply.text).toBe(200)
-    expect(reply.body.leaderboard).toEqual({
-      ...created.body.leaderboard,
+    const created = await create(board({ description: "before", system_prompt: "Be brief.", dedupe: true }))
+    const { id } = created.leaderboard
+    const updated = await patchLeaderboard(id, { name: "renamed" })
+    expect(updated.leaderboard).toEqual({
+      ...created.leaderboard,
       name: "renamed",
       updated_at: expect.stringMatching(isoMillis)
     })
-    expect(reply.body.challenge).toEqual(created.body.challenge)
-    expect(Date.parse(reply.body.leaderboard.updated_at)).toBeGreaterThanOrEqual(
-      Date.parse(created.body.leaderboard.updated_at)
-    )
+    expect(updated.challenge).toEqual(created.challenge)
+    expect(Date.parse(updated.leaderboard.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.leaderboard.updated_at))
     const fetched = await getLeaderboard(id)
-    expect(fetched.body.leaderboard).toEqual(reply.body.leaderboard)
-    expect(fetched.body.challenge).toEqual(created.body.challenge)
+    expect(fetched.leaderboard).toEqual(updated.leaderboard)
+    expect(fetched.challenge).toEqual(created.challenge)
   })
 
   it("challenge fields change the challenge", async () => {
     const { id } = await newLeaderboard()
-    const reply = await patchLeaderboard(id, {
+    const updated = await patchLeaderboard(id, {
       system_prompt: "New prompt",
       dataset_url: "https://data.example.com/v2.jsonl",
       eval_type: "human",
       daily_event_limit: 10
     })
-    expect(reply.status, reply.text).toBe(200)
-    expect(reply.body.challenge).toMatchObject({
+    expect(updated.challenge).toMatchObject({
       system_prompt: "New prompt",
       dataset_url: "https://data.example.com/v2.jsonl",
       eval_type: "human",
@@ -276,91 +248,75 @@ describe("updating leaderboards", () => {
       model_prompt: null,
       dataset_type: "GET"
     })
-    expect(reply.body.leaderboard).toMatchObject({ dataset_url: "https://data.example.com/v2.jsonl", eval_type: "human" })
-    const fetched = await getLeaderboard(id)
-    expect(fetched.body.challenge).toEqual(reply.body.challenge)
+    expect(updated.leaderboard).toMatchObject({ dataset_url: "https://data.example.com/v2.jsonl", eval_type: "human" })
+    expect((await getLeaderboard(id)).challenge).toEqual(updated.challenge)
 
-    expectValidation(await patchLeaderboard(id, { dataset_url: "not a url" }), ["dataset_url"], "bad url")
-    expectValidation(await patchLeaderboard(id, { eval_type: "fuzzy" }), ["payload", "eval_type"], "bad enum")
-    expectValidation(await patchLeaderboard(id, { daily_event_limit: -5 }), ["payload", "daily_event_limit"], "negative")
-    expectValidation(await patchLeaderboard(id, { name: "  " }), ["payload", "name"], "blank name")
+    await expectValidation(patchLeaderboard(id, { dataset_url: "not a url" }), ["dataset_url"], "bad url")
+    const path = `/api/leaderboards/${id}`
+    await expectValidation(sendUnchecked("PATCH", path, { eval_type: "fuzzy" }), ["payload", "eval_type"], "bad enum")
+    await expectValidation(sendUnchecked("PATCH", path, { daily_event_limit: -5 }), ["payload", "daily_event_limit"], "negative")
+    await expectValidation(sendUnchecked("PATCH", path, { name: "  " }), ["payload", "name"], "blank name")
     const switched = await patchLeaderboard(id, { dataset_type: "PUSH" })
-    expect(switched.status, switched.text).toBe(200)
-    expect(switched.body.challenge.dataset_type).toBe("PUSH")
+    expect(switched.challenge.dataset_type).toBe("PUSH")
   })
 
   it("keeps unknown properties and returns them on the leaderboard", async () => {
     const { id } = await newLeaderboard({ name: "open object" })
     const first = await patchLeaderboard(id, { team_label: "growth", nested: { a: 1 } })
-    expect(first.status, first.text).toBe(200)
-    expect(first.body.leaderboard).toMatchObject({ id, name: "open object", team_label: "growth", nested: { a: 1 } })
+    expect(first.leaderboard).toMatchObject({ id, name: "open object", team_label: "growth", nested: { a: 1 } })
 
-    const fetched = await getLeaderboard(id)
-    expect(fetched.body.leaderboard).toMatchObject({ team_label: "growth", nested: { a: 1 } })
-    const listed = (await list()).body.leaderboards.find((l: { id: string }) => l.id === id)
+    expect((await getLeaderboard(id)).leaderboard).toMatchObject({ team_label: "growth", nested: { a: 1 } })
+    const listed = (await list()).leaderboards.find((l) => l.id === id)
     expect(listed).toMatchObject({ team_label: "growth", nested: { a: 1 } })
 
     const second = await patchLeaderboard(id, { priority: 3, schedule: { cron: "0 * * * *" } })
-    expect(second.status, second.text).toBe(200)
-    expect(second.body.leaderboard).toMatchObject({
+    expect(second.leaderboard).toMatchObject({
       team_label: "growth",
       nested: { a: 1 },
       priority: 3,
       schedule: { cron: "0 * * * *" }
     })
-    const again = await getLeaderboard(id)
-    expect(again.body.leaderboard).toEqual(second.body.leaderboard)
+    expect((await getLeaderboard(id)).leaderboard).toEqual(second.leaderboard)
   })
 
   it("unknown properties cannot overwrite server-owned fields", async () => {
     const created = await newLeaderboard({ name: "owned fields" })
-    const reply = await patchLeaderboard(created.id, {
+    const status = await patchLeaderboard(created.id, {
       id: randomUUID(),
       business_id: randomUUID(),
       created_at: "2000-01-01T00:00:00.000Z",
       deleted_at: "2000-01-01T00:00:00.000Z"
-    })
+    }).then(() => 200, (failure: ApiFailure) => failure.status)
     // Rejecting them is fine too; what must not happen is that they take effect.
-    expect([200, 400], reply.text).toContain(reply.status)
-    const fetched = await getLeaderboard(created.id)
-    expect(fetched.status, fetched.text).toBe(200)
-    expect(fetched.body.leaderboard).toMatchObject({
+    expect([200, 400]).toContain(status)
+    expect((await getLeaderboard(created.id)).leaderboard).toMatchObject({
       id: created.id,
-      business_id: workspace,
+      business_id: owner.workspace,
       created_at: created.created_at
     })
-    expect(ids((await list()).body.leaderboards)).toContain(created.id)
+    expect(ids((await list()).leaderboards)).toContain(created.id)
   })
 
   it("status: running is the service's, paused is allowed, archived is read-only until reactivated", async () => {
     const { id } = await newLeaderboard({ name: "lifecycle" })
     const candidate = await newCandidate(id)
-    expectValidation(await patchLeaderboard(id, { status: "running" }), ["status"], "running")
-    expectValidation(await patchLeaderboard(id, { status: "deleted" }), ["payload", "status"], "unknown status")
+    await expectValidation(patchLeaderboard(id, { status: "running" }), ["status"], "running")
+    await expectValidation(sendUnchecked("PATCH", `/api/leaderboards/${id}`, { status: "deleted" }), ["payload", "status"], "unknown status")
 
-    const paused = await patchLeaderboard(id, { status: "paused" })
-    expect(paused.status, paused.text).toBe(200)
-    expect(paused.body.leaderboard.status).toBe("paused")
+    expect((await patchLeaderboard(id, { status: "paused" })).leaderboard.status).toBe("paused")
+    expect((await patchLeaderboard(id, { status: "archived" })).leaderboard.status).toBe("archived")
+    expect((await getLeaderboard(id)).leaderboard.status).toBe("archived")
 
-    const archived = await patchLeaderboard(id, { status: "archived" })
-    expect(archived.status, archived.text).toBe(200)
-    expect(archived.body.leaderboard.status).toBe("archived")
-    expect((await getLeaderboard(id)).body.leaderboard.status).toBe("archived")
+    await expectError(patchLeaderboard(id, { name: "changed" }), 409, "leaderboard_archived", "rename")
+    await expectError(patchLeaderboard(id, { status: "archived", name: "changed" }), 409, "leaderboard_archived", "both")
+    await expectError(patchLeaderboard(id, { team_label: "x" }), 409, "leaderboard_archived", "extra")
+    await expectError(addCandidate(id, aRouterCandidate({ name: "late", model_name: "x/y" })), 409, "leaderboard_archived", "add")
+    await expectError(removeCandidate(id, candidate.id), 409, "leaderboard_archived", "remove candidate")
+    expect((await getLeaderboard(id)).leaderboard.name).toBe("lifecycle")
+    expect(ids(await listModels(id))).toEqual([candidate.id])
 
-    expectError(await patchLeaderboard(id, { name: "changed" }), 409, "leaderboard_archived", "rename")
-    expectError(await patchLeaderboard(id, { status: "archived", name: "changed" }), 409, "leaderboard_archived", "both")
-    expectError(await patchLeaderboard(id, { team_label: "x" }), 409, "leaderboard_archived", "extra")
-    expectError(await addCandidate(id, { name: "late", model_name: "x/y" }), 409, "leaderboard_archived", "add")
-    expectError(await removeCandidate(id, candidate.id), 409, "leaderboard_archived", "remove candidate")
-    expect((await getLeaderboard(id)).body.leaderboard.name).toBe("lifecycle")
-    expect(ids((await podium.request("GET", models(id), { token: owner })).body.models)).toEqual([candidate.id])
-
-    const reactivated = await patchLeaderboard(id, { status: "active" })
-    expect(reactivated.status, reactivated.text).toBe(200)
-    expect(reactivated.body.leaderboard.status).toBe("active")
-    const renamed = await patchLeaderboard(id, { name: "changed" })
-    expect(renamed.status, renamed.text).toBe(200)
-    expect(renamed.body.leaderboard.name).toBe("changed")
+    expect((await patchLeaderboard(id, { status: "active" })).leaderboard.status).toBe("active")
+    expect((await patchLeaderboard(id, { name: "changed" })).leaderboard.name).toBe("changed")
   })
 
   it("manual choice needs a chosen candidate of this leaderboard", async () => {
@@ -369,42 +325,40 @@ describe("updating leaderboards", () => {
     const foreign = await newCandidate(other.id)
     const candidate = await newCandidate(id)
 
-    expectValidation(await patchLeaderboard(id, { chosen_model_strategy: "manual" }), ["chosen_leaderboard_model_id"], "none")
-    expectValidation(
-      await patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: randomUUID() }),
+    await expectValidation(patchLeaderboard(id, { chosen_model_strategy: "manual" }), ["chosen_leaderboard_model_id"], "none")
+    await expectValidation(
+      patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: CandidateId.make(randomUUID()) }),
       ["chosen_leaderboard_model_id"],
       "unknown id"
     )
-    expectValidation(
-      await patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: foreign.id }),
+    await expectValidation(
+      patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: foreign.id }),
       ["chosen_leaderboard_model_id"],
       "another leaderboard's candidate"
     )
-    expectValidation(
-      await patchLeaderboard(id, { chosen_model_strategy: "automatic" }),
+    await expectValidation(
+      sendUnchecked("PATCH", `/api/leaderboards/${id}`, { chosen_model_strategy: "automatic" }),
       ["payload", "chosen_model_strategy"],
       "unknown strategy"
     )
-    expect((await getLeaderboard(id)).body.leaderboard).toMatchObject({
+    expect((await getLeaderboard(id)).leaderboard).toMatchObject({
       chosen_model_strategy: "ranking_winner",
       chosen_leaderboard_model_id: null
     })
 
     const chosen = await patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: candidate.id })
-    expect(chosen.status, chosen.text).toBe(200)
-    expect(chosen.body.leaderboard).toMatchObject({
+    expect(chosen.leaderboard).toMatchObject({
       chosen_model_strategy: "manual",
       chosen_leaderboard_model_id: candidate.id
     })
-    expect((await getLeaderboard(id)).body.leaderboard).toMatchObject({
+    expect((await getLeaderboard(id)).leaderboard).toMatchObject({
       chosen_model_strategy: "manual",
       chosen_leaderboard_model_id: candidate.id
     })
-    expectValidation(await patchLeaderboard(id, { chosen_leaderboard_model_id: null }), ["chosen_leaderboard_model_id"], "unset")
+    await expectValidation(patchLeaderboard(id, { chosen_leaderboard_model_id: null }), ["chosen_leaderboard_model_id"], "unset")
 
     const back = await patchLeaderboard(id, { chosen_model_strategy: "ranking_winner", chosen_leaderboard_model_id: null })
-    expect(back.status, back.text).toBe(200)
-    expect(back.body.leaderboard).toMatchObject({ chosen_model_strategy: "ranking_winner", chosen_leaderboard_model_id: null })
+    expect(back.leaderboard).toMatchObject({ chosen_model_strategy: "ranking_winner", chosen_leaderboard_model_id: null })
   })
 })
 
@@ -412,17 +366,15 @@ describe("deleting leaderboards", () => {
   it("returns {id, deleted: true}, then the leaderboard is 404 everywhere", async () => {
     const { id } = await newLeaderboard({ name: "doomed" })
     const candidate = await newCandidate(id)
-    const deleted = await podium.request("DELETE", lb(id), { token: owner })
-    expect(deleted.status, deleted.text).toBe(200)
-    expect(deleted.body).toEqual({ id, deleted: true })
+    expect(await removeLeaderboard(id)).toEqual({ id, deleted: true })
 
-    expectError(await getLeaderboard(id), 404, "not_found", "get")
-    expectError(await patchLeaderboard(id, { name: "zombie" }), 404, "not_found", "patch")
-    expectError(await podium.request("DELETE", lb(id), { token: owner }), 404, "not_found", "delete again")
-    expectError(await podium.request("GET", models(id), { token: owner }), 404, "not_found", "list models")
-    expectError(await addCandidate(id, { name: "late", model_name: "x/y" }), 404, "not_found", "add model")
-    expectError(await removeCandidate(id, candidate.id), 404, "not_found", "remove model")
-    expect(ids((await list()).body.leaderboards)).not.toContain(id)
+    await expectError(getLeaderboard(id), 404, "not_found", "get")
+    await expectError(patchLeaderboard(id, { name: "zombie" }), 404, "not_found", "patch")
+    await expectError(removeLeaderboard(id), 404, "not_found", "delete again")
+    await expectError(listModels(id), 404, "not_found", "list models")
+    await expectError(addCandidate(id, aRouterCandidate({ name: "late", model_name: "x/y" })), 404, "not_found", "add model")
+    await expectError(removeCandidate(id, candidate.id), 404, "not_found", "remove model")
+    expect(ids((await list()).leaderboards)).not.toContain(id)
 
     const rows = await query(podium.databaseUrl, (sql) => sql`SELECT deleted_at FROM leaderboards WHERE id = ${id}`)
     expect(rows).toHaveLength(1) // a soft delete
@@ -435,14 +387,13 @@ describe("candidate models", () => {
     const { id } = await newLeaderboard({ name: "platforms" })
     const serviceModel = randomUUID()
 
-    const router = await addCandidate(id, {
+    const router = (await addCandidate(id, {
       name: "gpt mini",
       model_name: "openai/gpt-4o-mini",
       input_price_per_m_tokens: 0.15,
       output_price_per_m_tokens: 0.6
-    })
-    expect(router.status, router.text).toBe(201)
-    expect(router.body.model).toEqual({
+    })).model
+    expect(router).toEqual({
       id: expect.stringMatching(uuidV7),
       leaderboard_id: id,
       name: "gpt mini",
@@ -456,17 +407,17 @@ describe("candidate models", () => {
       has_token: false,
       input_price_per_m_tokens: 0.15,
       output_price_per_m_tokens: 0.6,
-      created_at: expect.stringMatching(isoMillis)
+      created_at: router.created_at
     })
+    expect(Math.abs(DateTime.toEpochMillis(router.created_at) - Date.now())).toBeLessThan(60_000)
 
-    const hub = await addCandidate(id, {
+    const hub = (await addCandidate(id, {
       name: "llama",
       platform: "Hub",
       model_name: "meta-llama/Llama-3.1-8B-Instruct",
       model_url: "https://hub.example.com/meta-llama/Llama-3.1-8B-Instruct"
-    })
-    expect(hub.status, hub.text).toBe(201)
-    expect(hub.body.model).toMatchObject({
+    })).model
+    expect(hub).toMatchObject({
       platform: "Hub",
       model_name: "meta-llama/Llama-3.1-8B-Instruct",
       model_url: "https://hub.example.com/meta-llama/Llama-3.1-8B-Instruct",
@@ -474,7 +425,7 @@ describe("candidate models", () => {
       output_price_per_m_tokens: null
     })
 
-    const custom = await addCandidate(id, {
+    const custom = (await addCandidate(id, {
       name: "in-house",
       platform: "Custom",
       url: "https://llm.example.com/v1",
@@ -483,9 +434,8 @@ describe("candidate models", () => {
       auth_header_name: "X-Api-Key",
       input_price_per_m_tokens: 0,
       output_price_per_m_tokens: 1.25
-    })
-    expect(custom.status, custom.text).toBe(201)
-    expect(custom.body.model).toMatchObject({
+    })).model
+    expect(custom).toMatchObject({
       platform: "Custom",
       url: "https://llm.example.com/v1",
       model_name: "house-7b",
@@ -496,26 +446,29 @@ describe("candidate models", () => {
       output_price_per_m_tokens: 1.25
     })
 
-    const service = await addCandidate(id, { name: "our model", platform: "Service", model_id: serviceModel })
-    expect(service.status, service.text).toBe(201)
-    expect(service.body.model).toMatchObject({ platform: "Service", model_id: serviceModel, model_name: null, url: null })
+    const service = (await addCandidate(id, { name: "our model", platform: "Service", model_id: serviceModel })).model
+    expect(service).toMatchObject({ platform: "Service", model_id: serviceModel, model_name: null, url: null })
 
-    const listed = await podium.request("GET", models(id), { token: owner })
-    expect(listed.status, listed.text).toBe(200)
-    expect(listed.body.models).toEqual([router.body.model, hub.body.model, custom.body.model, service.body.model])
-    expect((await getLeaderboard(id)).body.models).toEqual(listed.body.models)
+    const listed = await listModels(id)
+    expect(listed).toEqual([router, hub, custom, service])
+    expect((await getLeaderboard(id)).models).toEqual(listed)
   })
 
   it("rejects a candidate missing what its platform needs", async () => {
     const { id } = await newLeaderboard({ name: "requirements" })
-    const cases: Array<[Json, ReadonlyArray<string>]> = [
+    const missing: Array<[NewCandidate, ReadonlyArray<string>]> = [
       [{ name: "router" }, ["model_name"]],
       [{ name: "router", platform: "Router" }, ["model_name"]],
       [{ name: "hub", platform: "Hub" }, ["model_name"]],
       [{ name: "custom", platform: "Custom" }, ["url"]],
       [{ name: "custom", platform: "Custom", url: "ftp://llm.example.com" }, ["url"]],
       [{ name: "custom", platform: "Custom", url: "https://llm.example.com/v1", auth_type: "header" }, ["auth_header_name"]],
-      [{ name: "service", platform: "Service" }, ["model_id"]],
+      [{ name: "service", platform: "Service" }, ["model_id"]]
+    ]
+    for (const [payload, path] of missing) {
+      await expectValidation(addCandidate(id, payload), path, JSON.stringify(payload))
+    }
+    const forbidden: Array<[Json, ReadonlyArray<string>]> = [
       [{ name: "service", platform: "Service", model_id: "not-a-uuid" }, ["payload", "model_id"]],
       [{ name: "x", platform: "OpenAI", model_name: "x" }, ["payload", "platform"]],
       [{ name: "x", model_name: "x", auth_type: "basic" }, ["payload", "auth_type"]],
@@ -523,30 +476,31 @@ describe("candidate models", () => {
       [{ name: "  ", model_name: "x" }, ["payload", "name"]],
       [{ model_name: "x" }, ["payload", "name"]]
     ]
-    for (const [json, path] of cases) {
-      expectValidation(await addCandidate(id, json), path, JSON.stringify(json))
+    for (const [json, path] of forbidden) {
+      await expectValidation(sendUnchecked("POST", `/api/leaderboards/${id}/models`, json), path, JSON.stringify(json))
     }
-    expect((await podium.request("GET", models(id), { token: owner })).body.models).toEqual([])
+    expect(await listModels(id)).toEqual([])
   })
 
   it("stores the candidate's token encrypted and never returns it", async () => {
     const { id } = await newLeaderboard({ name: "secrets" })
     const secret = `sk-candidate-${randomUUID()}`
-    const reply = await addCandidate(id, {
-      name: "private endpoint",
-      platform: "Custom",
-      url: "https://llm.example.com/v1",
-      token: secret
+    // The bytes on the wire: the secret must not be in them, whatever the contract would decode.
+    const models = `/api/leaderboards/${id}/models`
+    const reply = await podium.request("POST", models, {
+      token: owner.session,
+      json: { name: "private endpoint", platform: "Custom", url: "https://llm.example.com/v1", token: secret }
     })
     expect(reply.status, reply.text).toBe(201)
     expect(reply.body.model).toMatchObject({ has_token: true, auth_type: "bearer" })
     expect(reply.body.model).not.toHaveProperty("token")
+    expect(reply.body.model.created_at).toMatch(isoMillis)
     expect(reply.text).not.toContain(secret)
 
-    const listed = await podium.request("GET", models(id), { token: owner })
+    const listed = await podium.request("GET", models, { token: owner.session })
     expect(listed.body.models[0]).toMatchObject({ id: reply.body.model.id, has_token: true })
     expect(listed.text).not.toContain(secret)
-    expect((await getLeaderboard(id)).text).not.toContain(secret)
+    expect((await podium.request("GET", `/api/leaderboards/${id}`, { token: owner.session })).text).not.toContain(secret)
 
     const rows = await query(podium.databaseUrl, (sql) => sql`SELECT * FROM leaderboard_models`)
     expect(rows.length).toBeGreaterThan(0)
@@ -564,30 +518,26 @@ describe("candidate models", () => {
     const other = await newLeaderboard({ name: "neighbour" })
     const neighbour = await newCandidate(other.id)
 
-    const removed = await removeCandidate(id, first.id)
-    expect(removed.status, removed.text).toBe(200)
-    expect(removed.body).toEqual({ id: first.id, deleted: true })
-    expectError(await removeCandidate(id, first.id), 404, "not_found", "again")
-    expectError(await removeCandidate(id, randomUUID()), 404, "not_found", "unknown")
-    expectError(await removeCandidate(id, neighbour.id), 404, "not_found", "another leaderboard's")
-    expect(ids((await podium.request("GET", models(id), { token: owner })).body.models)).toEqual([second.id])
-    expect(ids((await podium.request("GET", models(other.id), { token: owner })).body.models)).toEqual([neighbour.id])
+    expect(await removeCandidate(id, first.id)).toEqual({ id: first.id, deleted: true })
+    await expectError(removeCandidate(id, first.id), 404, "not_found", "again")
+    await expectError(removeCandidate(id, CandidateId.make(randomUUID())), 404, "not_found", "unknown")
+    await expectError(removeCandidate(id, neighbour.id), 404, "not_found", "another leaderboard's")
+    expect(ids(await listModels(id))).toEqual([second.id])
+    expect(ids(await listModels(other.id))).toEqual([neighbour.id])
   })
 
   it("removing the chosen candidate clears the choice and falls back to the ranking winner", async () => {
     const { id } = await newLeaderboard({ name: "chosen removal" })
     const chosen = await newCandidate(id, { name: "chosen" })
     await newCandidate(id, { name: "spare" })
-    const manual = await patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: chosen.id })
-    expect(manual.status, manual.text).toBe(200)
+    await patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: chosen.id })
 
-    expect((await removeCandidate(id, chosen.id)).status).toBe(200)
+    await removeCandidate(id, chosen.id)
     const after = await getLeaderboard(id)
-    expect(after.body.leaderboard.chosen_leaderboard_model_id).toBeNull()
-    expect(after.body.leaderboard.chosen_model_strategy).toBe("ranking_winner")
+    expect(after.leaderboard.chosen_leaderboard_model_id).toBeNull()
+    expect(after.leaderboard.chosen_model_strategy).toBe("ranking_winner")
     // The leaderboard stays editable (a manual strategy without a choice would fail every PATCH).
-    const renamed = await patchLeaderboard(id, { name: "still editable" })
-    expect(renamed.status, renamed.text).toBe(200)
+    await patchLeaderboard(id, { name: "still editable" })
   })
 })
 
@@ -595,104 +545,105 @@ describe("access", () => {
   it("another workspace sees nothing", async () => {
     const { id } = await newLeaderboard({ name: "private" })
     const candidate = await newCandidate(id)
-    const stranger = await session("lb-stranger")
-    const attempts: Array<[string, string, Json | undefined]> = [
-      ["GET", lb(id), undefined],
-      ["PATCH", lb(id), { name: "mine now" }],
-      ["DELETE", lb(id), undefined],
-      ["GET", models(id), undefined],
-      ["POST", models(id), { name: "intruder", model_name: "x/y" }],
-      ["DELETE", `${models(id)}/${candidate.id}`, undefined]
-    ]
-    for (const [method, path, json] of attempts) {
-      expectError(await podium.request(method, path, { token: stranger, json }), 404, "not_found", `${method} ${path}`)
+    const stranger = await signedIn(podium, "lb-stranger")
+    const attempts: Record<string, () => Promise<unknown>> = {
+      get: () => getLeaderboard(id, stranger.api),
+      patch: () => patchLeaderboard(id, { name: "mine now" }, stranger.api),
+      delete: () => removeLeaderboard(id, stranger.api),
+      "list models": () => listModels(id, stranger.api),
+      "add model": () => addCandidate(id, aRouterCandidate({ name: "intruder", model_name: "x/y" }), stranger.api),
+      "remove model": () => removeCandidate(id, candidate.id, stranger.api)
     }
-    expect(ids((await list("", stranger)).body.leaderboards)).not.toContain(id)
-    expectError(await list(`?business_id=${workspace}`, stranger), 403, "forbidden", "list theirs")
-    expectError(await createLeaderboard({ business_id: workspace }, stranger), 403, "forbidden", "create in theirs")
+    for (const [label, attempt] of Object.entries(attempts)) {
+      await expectError(attempt(), 404, "not_found", label)
+    }
+    expect(ids((await list({}, stranger.api)).leaderboards)).not.toContain(id)
+    await expectError(list({ business_id: owner.workspace }, stranger.api), 403, "forbidden", "list theirs")
+    await expectError(create(board({ business_id: owner.workspace }), stranger.api), 403, "forbidden", "create in theirs")
 
     const still = await getLeaderboard(id)
-    expect(still.body.leaderboard.name).toBe("private")
-    expect(ids(still.body.models)).toEqual([candidate.id])
+    expect(still.leaderboard.name).toBe("private")
+    expect(ids(still.models)).toEqual([candidate.id])
   })
 
   it("API tokens need leaderboards:read to read and leaderboards:write to write", async () => {
     const { id } = await newLeaderboard({ name: "scoped" })
     const candidate = await newCandidate(id)
-    const reader = await apiToken(["leaderboards:read"])
-    const writer = await apiToken(["leaderboards:write"])
+    const reader = client(podium, await apiToken(owner.api, ["leaderboards:read"]))
+    const writer = client(podium, await apiToken(owner.api, ["leaderboards:write"]))
 
-    expect((await list("", reader)).status).toBe(200)
-    expect(ids((await list("", reader)).body.leaderboards)).toContain(id)
-    const got = await getLeaderboard(id, reader)
-    expect(got.status, got.text).toBe(200)
-    expect(ids(got.body.models)).toEqual([candidate.id])
-    expect((await podium.request("GET", models(id), { token: reader })).status).toBe(200)
+    expect(ids((await list({}, reader)).leaderboards)).toContain(id)
+    expect(ids((await getLeaderboard(id, reader)).models)).toEqual([candidate.id])
+    await listModels(id, reader)
 
-    const writes: Array<[string, string, Json | undefined]> = [
-      ["POST", "/api/leaderboards", { name: "nope", dataset_type: "PUSH" }],
-      ["PATCH", lb(id), { name: "nope" }],
-      ["DELETE", lb(id), undefined],
-      ["POST", models(id), { name: "nope", model_name: "x/y" }],
-      ["DELETE", `${models(id)}/${candidate.id}`, undefined]
-    ]
-    for (const [method, path, json] of writes) {
-      const reply = await podium.request(method, path, { token: reader, json })
-      expectError(reply, 403, "insufficient_scope", `${method} ${path}`)
-      expect(reply.body.error.details.required_scope).toBe("leaderboards:write")
+    const writes: Record<string, () => Promise<unknown>> = {
+      create: () => create({ name: "nope", dataset_type: "PUSH" }, reader),
+      patch: () => patchLeaderboard(id, { name: "nope" }, reader),
+      delete: () => removeLeaderboard(id, reader),
+      "add model": () => addCandidate(id, aRouterCandidate({ name: "nope", model_name: "x/y" }), reader),
+      "remove model": () => removeCandidate(id, candidate.id, reader)
+    }
+    for (const [label, write] of Object.entries(writes)) {
+      const refused = await expectError(write(), 403, "insufficient_scope", label)
+      expect(refused.error.details?.["required_scope"], label).toBe("leaderboards:write")
     }
 
-    for (const path of ["/api/leaderboards", lb(id), models(id)]) {
-      const reply = await podium.request("GET", path, { token: writer })
-      expectError(reply, 403, "insufficient_scope", `GET ${path}`)
-      expect(reply.body.error.details.required_scope).toBe("leaderboards:read")
+    const reads: Record<string, () => Promise<unknown>> = {
+      list: () => list({}, writer),
+      get: () => getLeaderboard(id, writer),
+      "list models": () => listModels(id, writer)
     }
-    const made = await createLeaderboard({ name: "by token" }, writer)
-    expect(made.status, made.text).toBe(201)
-    expect(made.body.leaderboard.business_id).toBe(workspace)
-    expect((await patchLeaderboard(id, { description: "by token" }, writer)).status).toBe(200)
-    expect((await getLeaderboard(id)).body.leaderboard.name).toBe("scoped")
+    for (const [label, read] of Object.entries(reads)) {
+      const refused = await expectError(read(), 403, "insufficient_scope", label)
+      expect(refused.error.details?.["required_scope"], label).toBe("leaderboards:read")
+    }
+    const made = await create(board({ name: "by token" }), writer)
+    expect(made.leaderboard.business_id).toBe(owner.workspace)
+    await patchLeaderboard(id, { description: "by token" }, writer)
+    expect((await getLeaderboard(id)).leaderboard.name).toBe("scoped")
   })
 
   it("an API token of another workspace gets 404", async () => {
     const { id } = await newLeaderboard({ name: "not theirs" })
-    const stranger = await session("lb-token-stranger")
-    const theirs = await apiToken(["leaderboards:read", "leaderboards:write"], stranger)
-    expectError(await getLeaderboard(id, theirs), 404, "not_found", "get")
-    expectError(await patchLeaderboard(id, { name: "x" }, theirs), 404, "not_found", "patch")
-    expectError(await list(`?business_id=${workspace}`, theirs), 403, "forbidden", "list")
+    const stranger = await signedIn(podium, "lb-token-stranger")
+    const theirs = client(podium, await apiToken(stranger.api, ["leaderboards:read", "leaderboards:write"]))
+    await expectError(getLeaderboard(id, theirs), 404, "not_found", "get")
+    await expectError(patchLeaderboard(id, { name: "x" }, theirs), 404, "not_found", "patch")
+    await expectError(list({ business_id: owner.workspace }, theirs), 403, "forbidden", "list")
   })
 
   it("no credential is 401 with WWW-Authenticate: Bearer", async () => {
     const { id } = await newLeaderboard({ name: "anonymous" })
-    for (const [method, path] of [["GET", "/api/leaderboards"], ["POST", "/api/leaderboards"], ["GET", lb(id)], ["PATCH", lb(id)], ["DELETE", lb(id)], ["GET", models(id)]] as const) {
-      const reply = await podium.request(method, path, { json: method === "GET" || method === "DELETE" ? undefined : { name: "x" } })
-      expectError(reply, 401, "unauthorized", `${method} ${path}`)
-      expect(reply.headers.get("www-authenticate")).toBe("Bearer")
+    const anonymous = client(podium)
+    const attempts: Record<string, () => Promise<unknown>> = {
+      list: () => list({}, anonymous),
+      create: () => create({ name: "x" }, anonymous),
+      get: () => getLeaderboard(id, anonymous),
+      patch: () => patchLeaderboard(id, { name: "x" }, anonymous),
+      delete: () => removeLeaderboard(id, anonymous),
+      "list models": () => listModels(id, anonymous)
     }
-    expect((await getLeaderboard(id)).status).toBe(200)
+    for (const [label, attempt] of Object.entries(attempts)) {
+      const refused = await expectError(attempt(), 401, "unauthorized", label)
+      expect(refused.headers["www-authenticate"], label).toBe("Bearer")
+    }
+    await getLeaderboard(id)
   })
 
   it("a member of a team workspace sees its leaderboards through business_id", async () => {
-    const boss = await session("lb-boss")
-    const team = await workspaceOf(boss)
-    const invited = await podium.request("POST", "/api/invite-user", { token: boss, json: { email: "lb-member@example.com" } })
-    expect(invited.status, invited.text).toBe(200)
-    const { id } = await newLeaderboard({ name: "team board" }, boss)
+    const boss = await signedIn(podium, "lb-boss")
+    const team = boss.workspace
+    await boss.api((c) => c.invites.invite({ payload: { email: "lb-member@example.com" } }))
+    const { id } = await newLeaderboard({ name: "team board" }, boss.api)
 
-    const member = await session("lb-member")
-    const listed = await list(`?business_id=${team}`, member)
-    expect(listed.status, listed.text).toBe(200)
-    expect(ids(listed.body.leaderboards)).toEqual([id])
-    expect(ids((await list("", member)).body.leaderboards)).not.toContain(id)
+    const member = await signedIn(podium, "lb-member")
+    expect(ids((await list({ business_id: team }, member.api)).leaderboards)).toEqual([id])
+    expect(ids((await list({}, member.api)).leaderboards)).not.toContain(id)
 
-    const got = await getLeaderboard(id, member)
-    expect(got.status, got.text).toBe(200)
-    expect(got.body.leaderboard).toMatchObject({ id, business_id: team, name: "team board" })
+    expect((await getLeaderboard(id, member.api)).leaderboard).toMatchObject({ id, business_id: team, name: "team board" })
 
-    const made = await createLeaderboard({ name: "member's board", business_id: team }, member)
-    expect(made.status, made.text).toBe(201)
-    expect(made.body.leaderboard.business_id).toBe(team)
-    expect(ids((await list("", boss)).body.leaderboards)).toEqual([made.body.leaderboard.id, id])
+    const made = await create(board({ name: "member's board", business_id: team }), member.api)
+    expect(made.leaderboard.business_id).toBe(team)
+    expect(ids((await list({}, boss.api)).leaderboards)).toEqual([made.leaderboard.id, id])
   })
 })

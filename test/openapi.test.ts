@@ -1,4 +1,5 @@
 import { Api } from "@podium/adapters-http/api/Api"
+import * as Errors from "@podium/adapters-http/api/Errors"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { readFileSync } from "node:fs"
@@ -20,6 +21,7 @@ interface Schema {
   readonly type?: string
   readonly properties?: Record<string, Schema>
   readonly required?: ReadonlyArray<string>
+  readonly enum?: ReadonlyArray<unknown>
   readonly anyOf?: ReadonlyArray<Schema>
   readonly oneOf?: ReadonlyArray<Schema>
 }
@@ -83,6 +85,13 @@ const resolveSchema = (schema: Schema): Schema => {
   if (target === undefined) throw new Error(`dangling $ref ${schema.$ref}`)
   return resolveSchema(target)
 }
+
+/** The error classes of the contract: each has its `code` and `status` as statics. */
+const classes = Object.values(Errors).filter((value): value is typeof value & {
+  readonly identifier: string
+  readonly code: string
+  readonly status: number
+} => typeof value === "function" && "code" in value && "status" in value && "identifier" in value)
 
 describe("GET /openapi.json", () => {
   it("gives the service's version, and says which interface draft it implements", () => {
@@ -221,31 +230,56 @@ describe("errors in the document", () => {
     }
   })
 
-  it("defines ErrorBody with a required code and message", () => {
-    const errorBody = document.components.schemas["ErrorBody"]
-    expect(errorBody?.type).toBe("object")
-    expect(errorBody?.properties?.["code"]?.type).toBe("string")
-    expect(errorBody?.properties?.["message"]?.type).toBe("string")
-    expect(errorBody?.properties).toHaveProperty("details")
-    expect(errorBody?.required).toEqual(expect.arrayContaining(["code", "message"]))
-    expect(errorBody?.required).not.toContain("details")
-  })
-
-  it("gives every error response the body {error: ErrorBody}", () => {
-    let checked = 0
-    for (const { route, operation: op } of operations) {
-      for (const [status, response] of Object.entries(op.responses)) {
-        if (Number(status) < 400) continue
+  /** Every error body of the document: the component it names, its status and its code. */
+  const errorResponses = () =>
+    operations.flatMap(({ route, operation: op }) =>
+      Object.entries(op.responses).filter(([status]) => Number(status) >= 400).flatMap(([status, response]) => {
         const schema = response.content?.["application/json"]?.schema
         expect(schema, `${route} ${status} has no JSON body`).toBeDefined()
-        const resolved = resolveSchema(schema!)
-        for (const body of (resolved.anyOf ?? resolved.oneOf ?? [resolved]).map(resolveSchema)) {
-          expect(body.required, `${route} ${status}`).toContain("error")
-          expect(body.properties?.["error"], `${route} ${status}`).toEqual({ $ref: "#/components/schemas/ErrorBody" })
-          checked++
-        }
-      }
+        return (schema!.anyOf ?? schema!.oneOf ?? [schema!]).map((member) => {
+          const where = `${route} ${status}`
+          expect(member.$ref, `${where} names no component`).toMatch(/^#\/components\/schemas\/\w+$/)
+          const error = resolveSchema(member).properties?.["error"]
+          expect(resolveSchema(member).required, where).toContain("error")
+          return { where, status: Number(status), component: member.$ref!.split("/").at(-1)!, error: resolveSchema(error!) }
+        })
+      })
+    )
+
+  it("gives every error response a named schema whose body is {error: {code, message, details?}} with one code", () => {
+    const responses = errorResponses()
+    expect(responses.length).toBeGreaterThanOrEqual(operations.length)
+    for (const { error, where } of responses) {
+      expect(error.type, where).toBe("object")
+      expect(error.required, where).toEqual(expect.arrayContaining(["code", "message"]))
+      expect(error.properties?.["message"]?.type, where).toBe("string")
+      expect(error.properties?.["code"]?.type, where).toBe("string")
+      expect(error.properties?.["code"]?.enum, where).toHaveLength(1)
+      expect(Object.keys(error.properties ?? {}).filter((key) => !["code", "message", "details"].includes(key)), where)
+        .toEqual([])
     }
-    expect(checked).toBeGreaterThanOrEqual(operations.length)
+  })
+
+  it("has one status and one component per code, the class's own", () => {
+    const byCode = new Map<unknown, { readonly status: number; readonly component: string }>()
+    for (const { component, error, status, where } of errorResponses()) {
+      const code = error.properties!["code"]!.enum![0]
+      const seen = byCode.get(code)
+      if (seen === undefined) byCode.set(code, { status, component })
+      else expect({ status, component }, `${where}: ${code}`).toEqual(seen)
+      const Class = classes.find((c) => c.identifier === component)
+      if (Class === undefined) expect(where, `${component} is no error class`).toBe("GET /healthz 503")
+      else expect({ code: Class.code, status: Class.status }, where).toEqual({ code, status })
+    }
+    expect(byCode.get("stale_revision")).toEqual({ status: 409, component: "StaleRevision" })
+    expect(byCode.get("immutable_case")).toEqual({ status: 409, component: "ImmutableCase" })
+  })
+
+  it("names each error class by a code no other class has", () => {
+    expect(classes.length).toBeGreaterThan(20)
+    const codes = classes.map((c) => c.code)
+    expect(new Set(codes).size).toBe(codes.length)
+    expect(new Set(classes.map((c) => c.identifier)).size).toBe(classes.length)
+    for (const Class of classes) expect(Class.code, Class.identifier).toMatch(/^[a-z]+(_[a-z]+)*$/)
   })
 })

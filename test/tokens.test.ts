@@ -1,63 +1,70 @@
+import { DateTime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Podium, session, startPodium } from "./support/Podium.ts"
+import type { TokenId, WorkspaceId } from "@podium/domain/shared"
+import { aToken, type NewToken, type SignedIn, signedIn } from "./support/Builders.ts"
+import { type Caller, client, expectError, expectValidation, unchecked } from "./support/Client.ts"
+import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
 let podium: Podium
-let owner: string
-let ownerWorkspace: string
+let owner: SignedIn
 
 beforeAll(async () => {
   podium = await startPodium()
-  owner = await session("tokens-owner")
-  ownerWorkspace = (await podium.request("GET", "/api/tokens", { token: owner })).body.business_id
+  owner = await signedIn(podium, "tokens-owner")
 })
 afterAll(() => podium.stop())
 
-const create = (json: Record<string, unknown>, token = owner) => podium.request("POST", "/api/tokens", { token, json })
+const create = (payload: NewToken, api: Caller = owner.api) => api((c) => c.tokens.create({ payload }))
+const listed = async (api: Caller = owner.api, business_id?: WorkspaceId) =>
+  (await api((c) => c.tokens.list({ query: business_id === undefined ? {} : { business_id } }))).tokens
+const revoke = (token_id: TokenId, api: Caller = owner.api) => api((c) => c.tokens.revoke({ params: { token_id } }))
+const remove = (token_id: TokenId, api: Caller = owner.api) => api((c) => c.tokens.remove({ params: { token_id } }))
+/** A call that needs an API token with leaderboards:write (no hub is configured here: 502 once authenticated). */
+const hubCheck = (secret: string) =>
+  client(podium, secret)((c) => c.datasets.hubCheck({ payload: { dataset_url: "acme/rows" } }))
 
 describe("creating API tokens", () => {
   it("returns the token and its secret once, with defaults", async () => {
-    const reply = await create({ name: "ci" })
-    expect(reply.status).toBe(201)
-    expect(reply.body.secret).toMatch(/^pod_[A-Za-z0-9_-]{43}$/)
-    expect(reply.body.token).toMatchObject({
+    const created = await create({ name: "ci" })
+    expect(created.secret).toMatch(/^pod_[A-Za-z0-9_-]{43}$/)
+    expect(created.token).toMatchObject({
       name: "ci",
-      business_id: ownerWorkspace,
+      business_id: owner.workspace,
       status: "active",
       expires_at: null,
       budget_limit: null,
       budget_reset_interval: null,
       last_used_at: null,
       revoked_at: null,
-      prefix: reply.body.secret.slice(0, 12)
+      prefix: created.secret.slice(0, 12)
     })
-    expect(reply.body.token.scopes).toHaveLength(8)
-    expect(reply.body.token.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    expect(created.token.scopes).toHaveLength(8)
+    // The wire format of timestamps: the typed client decodes them to DateTime.
+    const raw = await podium.request("GET", "/api/tokens", { token: owner.session })
+    const onWire = raw.body.tokens.find((t: { id: string }) => t.id === created.token.id)
+    expect(onWire.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 
   it("keeps scopes, expiry and budget as given", async () => {
     const before = Date.now()
-    const reply = await create({
+    const { token } = await create({
       name: "scoped",
       scopes: ["models:read", "models:read", "leaderboards:inference"],
       expires_in: "7d",
       budget_limit: 12.5,
       budget_reset_interval: "weekly"
     })
-    expect(reply.status).toBe(201)
-    expect(reply.body.token.scopes).toEqual(["models:read", "leaderboards:inference"])
-    expect(reply.body.token.budget_limit).toBe(12.5)
-    expect(reply.body.token.budget_reset_interval).toBe("weekly")
-    const expires = Date.parse(reply.body.token.expires_at)
+    expect(token.scopes).toEqual(["models:read", "leaderboards:inference"])
+    expect(token.budget_limit).toBe(12.5)
+    expect(token.budget_reset_interval).toBe("weekly")
+    const expires = DateTime.toEpochMillis(token.expires_at!)
     expect(expires - before).toBeGreaterThan(7 * 86_400_000 - 60_000)
     expect(expires - before).toBeLessThan(7 * 86_400_000 + 60_000)
   })
 
   it("rejects a reset interval without a budget limit", async () => {
-    const reply = await create({ name: "half budget", budget_reset_interval: "daily" })
-    expect(reply.status).toBe(400)
-    expect(reply.body.error.code).toBe("validation_failed")
-    expect(reply.body.error.details.issues[0].path).toEqual(["budget_reset_interval"])
+    await expectValidation(create({ name: "half budget", budget_reset_interval: "daily" }), ["budget_reset_interval"])
   })
 
   it("rejects negative budgets, unknown scopes and bad expiries", async () => {
@@ -69,19 +76,20 @@ describe("creating API tokens", () => {
       { name: "   " },
       {}
     ]) {
-      const reply = await create(json)
-      expect(reply.status, JSON.stringify(json)).toBe(400)
-      expect(reply.body.error.code).toBe("validation_failed")
+      // Payloads the contract forbids: the typed client will not send them.
+      const reply = unchecked(podium, "POST", "/api/tokens", { token: owner.session, json })
+      await expectError(reply, 400, "validation_failed", JSON.stringify(json))
     }
   })
 
   it("stores no plain secret, and never shows it again", async () => {
-    const reply = await create({ name: "hidden" })
-    const secret: string = reply.body.secret
-    const listed = await podium.request("GET", "/api/tokens", { token: owner })
-    expect(listed.text).not.toContain(secret)
-    expect(listed.body.tokens.map((t: { id: string }) => t.id)).toContain(reply.body.token.id)
-    expect(JSON.stringify(listed.body.tokens)).not.toContain("secret")
+    const created = await create({ name: "hidden" })
+    const { secret } = created
+    // The bytes on the wire, not the decoded view.
+    expect((await podium.request("GET", "/api/tokens", { token: owner.session })).text).not.toContain(secret)
+    const tokens = await listed()
+    expect(tokens.map((t) => t.id)).toContain(created.token.id)
+    expect(JSON.stringify(tokens)).not.toContain("secret")
     const rows = await query(podium.databaseUrl, (sql) => sql`SELECT * FROM api_tokens`)
     expect(rows.length).toBeGreaterThan(0)
     expect(JSON.stringify(rows)).not.toContain(secret)
@@ -91,117 +99,75 @@ describe("creating API tokens", () => {
 
 describe("using, revoking and deleting API tokens", () => {
   it("records last use, and revocation stops the token at once", async () => {
-    const created = await create({ name: "used", scopes: ["leaderboards:write"] })
-    const check = () =>
-      podium.request("POST", "/api/datasets/hub/check", {
-        token: created.body.secret,
-        json: { dataset_url: "acme/rows" }
-      })
-    const used = await check()
-    expect(used.status).toBe(502) // authenticated; no hub is configured in this test
-    expect(used.body.error.code).toBe("upstream_error")
-    const listed = await podium.request("GET", "/api/tokens", { token: owner })
-    const token = listed.body.tokens.find((t: { id: string }) => t.id === created.body.token.id)
-    expect(token.last_used_at).not.toBeNull()
+    const created = await create(aToken(["leaderboards:write"], { name: "used" }))
+    await expectError(hubCheck(created.secret), 502, "upstream_error") // authenticated; no hub is configured in this test
+    const token = (await listed()).find((t) => t.id === created.token.id)
+    expect(token?.last_used_at).not.toBeNull()
 
-    const revoked = await podium.request("POST", `/api/tokens/${created.body.token.id}/revoke`, { token: owner })
-    expect(revoked.status).toBe(200)
-    expect(revoked.body.token.status).toBe("revoked")
-    const again = await podium.request("POST", `/api/tokens/${created.body.token.id}/revoke`, { token: owner })
-    expect(again.body.token.revoked_at).toBe(revoked.body.token.revoked_at)
-    expect((await check()).status).toBe(401)
+    const revoked = await revoke(created.token.id)
+    expect(revoked.token.status).toBe("revoked")
+    const again = await revoke(created.token.id)
+    expect(again.token.revoked_at).toEqual(revoked.token.revoked_at)
+    await expectError(hubCheck(created.secret), 401, "unauthorized")
   })
 
   it("an expired token is refused", async () => {
-    const created = await create({ name: "expiring", expires_in: "1h", scopes: ["leaderboards:write"] })
+    const created = await create(aToken(["leaderboards:write"], { name: "expiring", expires_in: "1h" }))
     await query(podium.databaseUrl, (sql) =>
-      sql`UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = ${created.body.token.id}`)
-    const reply = await podium.request("POST", "/api/datasets/hub/check", {
-      token: created.body.secret,
-      json: { dataset_url: "acme/rows" }
-    })
-    expect(reply.status).toBe(401)
-    expect(reply.body.error.message).toContain("expired")
-    const listed = await podium.request("GET", "/api/tokens", { token: owner })
-    expect(listed.body.tokens.find((t: { id: string }) => t.id === created.body.token.id).status).toBe("expired")
+      sql`UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = ${created.token.id}`)
+    const refused = await expectError(hubCheck(created.secret), 401, "unauthorized")
+    expect(refused.error.message).toContain("expired")
+    expect((await listed()).find((t) => t.id === created.token.id)?.status).toBe("expired")
   })
 
   it("a token without the scope gets 403 insufficient_scope", async () => {
-    const created = await create({ name: "reader", scopes: ["leaderboards:read"] })
-    const reply = await podium.request("POST", "/api/datasets/hub/check", {
-      token: created.body.secret,
-      json: { dataset_url: "acme/rows" }
-    })
-    expect(reply.status).toBe(403)
-    expect(reply.body.error).toMatchObject({ code: "insufficient_scope", details: { required_scope: "leaderboards:write" } })
+    const created = await create(aToken(["leaderboards:read"], { name: "reader" }))
+    const refused = await expectError(hubCheck(created.secret), 403, "insufficient_scope")
+    expect(refused.error).toMatchObject({ details: { required_scope: "leaderboards:write" } })
   })
 
   it("delete removes the token and its access", async () => {
-    const created = await create({ name: "doomed", scopes: ["leaderboards:write"] })
-    const deleted = await podium.request("DELETE", `/api/tokens/${created.body.token.id}`, { token: owner })
-    expect(deleted.status).toBe(200)
-    expect(deleted.body).toEqual({ id: created.body.token.id, deleted: true })
-    expect((await podium.request("DELETE", `/api/tokens/${created.body.token.id}`, { token: owner })).status).toBe(404)
-    expect((await podium.request("POST", `/api/tokens/${created.body.token.id}/revoke`, { token: owner })).status)
-      .toBe(404)
-    const reply = await podium.request("POST", "/api/datasets/hub/check", {
-      token: created.body.secret,
-      json: { dataset_url: "acme/rows" }
-    })
-    expect(reply.status).toBe(401)
+    const created = await create(aToken(["leaderboards:write"], { name: "doomed" }))
+    expect(await remove(created.token.id)).toEqual({ id: created.token.id, deleted: true })
+    await expectError(remove(created.token.id), 404, "not_found")
+    await expectError(revoke(created.token.id), 404, "not_found")
+    await expectError(hubCheck(created.secret), 401, "unauthorized")
   })
 })
 
 describe("workspaces and roles", () => {
   it("another workspace's token is 404, and its business_id is 403", async () => {
     const created = await create({ name: "private" })
-    const stranger = await session("tokens-stranger")
-    for (const [method, path] of [["POST", `/api/tokens/${created.body.token.id}/revoke`], ["DELETE", `/api/tokens/${created.body.token.id}`]]) {
-      const reply = await podium.request(method!, path!, { token: stranger })
-      expect(reply.status).toBe(404)
-      expect(reply.body.error.code).toBe("not_found")
-    }
-    const list = await podium.request("GET", `/api/tokens?business_id=${ownerWorkspace}`, { token: stranger })
-    expect(list.status).toBe(403)
-    expect(list.body.error.code).toBe("forbidden")
-    const make = await create({ name: "sneaky", business_id: ownerWorkspace }, stranger)
-    expect(make.status).toBe(403)
-    const stillActive = await podium.request("GET", "/api/tokens", { token: owner })
-    expect(stillActive.body.tokens.find((t: { id: string }) => t.id === created.body.token.id).status).toBe("active")
+    const stranger = await signedIn(podium, "tokens-stranger")
+    await expectError(revoke(created.token.id, stranger.api), 404, "not_found", "revoke")
+    await expectError(remove(created.token.id, stranger.api), 404, "not_found", "delete")
+    await expectError(listed(stranger.api, owner.workspace), 403, "forbidden")
+    await expectError(create({ name: "sneaky", business_id: owner.workspace }, stranger.api), 403, "forbidden")
+    expect((await listed()).find((t) => t.id === created.token.id)?.status).toBe("active")
   })
 
   it("a member cannot manage tokens; an admin can", async () => {
-    const boss = await session("tokens-boss")
-    const workspace = (await podium.request("GET", "/api/tokens", { token: boss })).body.business_id
+    const boss = await signedIn(podium, "tokens-boss")
+    const workspace = boss.workspace
     for (const [subject, role] of [["tokens-member", "member"], ["tokens-admin", "admin"]] as const) {
-      const invited = await podium.request("POST", "/api/invite-user", {
-        token: boss,
-        json: { email: `${subject}@example.com`, role, business_id: workspace }
-      })
-      expect(invited.status).toBe(200)
+      await boss.api((c) => c.invites.invite({ payload: { email: `${subject}@example.com`, role, business_id: workspace } }))
     }
-    const member = await session("tokens-member")
-    const admin = await session("tokens-admin")
-    const bossToken = await create({ name: "boss", business_id: workspace }, boss)
+    const member = await signedIn(podium, "tokens-member")
+    const admin = await signedIn(podium, "tokens-admin")
+    const bossToken = await create({ name: "boss", business_id: workspace }, boss.api)
 
-    const memberList = await podium.request("GET", `/api/tokens?business_id=${workspace}`, { token: member })
-    expect(memberList.status).toBe(403)
-    expect(memberList.body.error.code).toBe("forbidden")
-    expect((await create({ name: "m", business_id: workspace }, member)).status).toBe(403)
-    expect((await podium.request("POST", `/api/tokens/${bossToken.body.token.id}/revoke`, { token: member })).status)
-      .toBe(403)
+    await expectError(listed(member.api, workspace), 403, "forbidden", "member lists")
+    await expectError(create({ name: "m", business_id: workspace }, member.api), 403, "forbidden", "member creates")
+    await expectError(revoke(bossToken.token.id, member.api), 403, "forbidden", "member revokes")
 
-    const adminList = await podium.request("GET", `/api/tokens?business_id=${workspace}`, { token: admin })
-    expect(adminList.status).toBe(200)
-    expect(adminList.body.tokens).toHaveLength(1)
-    expect((await create({ name: "a", business_id: workspace }, admin)).status).toBe(201)
-    expect((await podium.request("POST", `/api/tokens/${bossToken.body.token.id}/revoke`, { token: admin })).status)
-      .toBe(200)
+    expect(await listed(admin.api, workspace)).toHaveLength(1)
+    await create({ name: "a", business_id: workspace }, admin.api)
+    await revoke(bossToken.token.id, admin.api)
   })
 
   it("an out-of-range business_id is a validation error", async () => {
-    const reply = await podium.request("GET", "/api/tokens?business_id=nope", { token: owner })
-    expect(reply.status).toBe(400)
-    expect(reply.body.error.details.issues[0].path).toEqual(["query", "business_id"])
+    // A query the contract forbids: the typed client will not send it.
+    const reply = unchecked(podium, "GET", "/api/tokens?business_id=nope", { token: owner.session })
+    await expectValidation(reply, ["query", "business_id"])
   })
 })

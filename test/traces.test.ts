@@ -1,36 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
+import type { TraceSource } from "@podium/domain/inference"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { aCandidate, aLeaderboard, apiToken, servingLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
+import { type Caller, client, expectError, unchecked } from "./support/Client.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
 let fake: OpenAiFake
 let podium: Podium
-let owner: string
-let reader: string
-let id: string
+let owner: SignedIn
+let readerToken: string
+let reader: Caller
+let id: LeaderboardId
 const runId = "0190a000-0000-7000-8000-0000000000aa"
 
 beforeAll(async () => {
   fake = await startOpenAiFake()
   podium = await startPodium()
-  owner = await session("traces-owner")
-  reader = (await podium.request("POST", "/api/tokens", {
-    token: owner,
-    json: { name: "reader", scopes: ["leaderboards:read"] }
-  })).body.secret
-  id = (await podium.request("POST", "/api/leaderboards", { token: owner, json: { name: "t", dataset_type: "PUSH" } }))
-    .body.leaderboard.id
-  const model = (await podium.request("POST", `/api/leaderboards/${id}/models`, {
-    token: owner,
-    json: { name: "custom", platform: "Custom", url: fake.url, auth_type: "none" }
-  })).body.model.id
-  await podium.request("PATCH", `/api/leaderboards/${id}`, {
-    token: owner,
-    json: { chosen_model_strategy: "manual", chosen_leaderboard_model_id: model }
-  })
+  owner = await signedIn(podium, "traces-owner")
+  readerToken = await apiToken(owner.api, ["leaderboards:read"], { name: "reader" })
+  reader = client(podium, readerToken)
+  id = (await servingLeaderboard(owner.api, aCandidate(fake.url), aLeaderboard({ name: "t" }))).id
   for (let i = 0; i < 5; i++) {
-    expect((await podium.request("POST", `/v1/leaderboard/${id}/inference`, { token: owner, json: { input: `q${i}` } })).status)
-      .toBe(200)
+    await owner.api((c) => c.inference.infer({ params: { leaderboard_id: id }, payload: { input: `q${i}` } }))
   }
   // Three traces of a run, written as the run work will write them.
   const [lb] = await query(podium.databaseUrl, (sql) => sql`SELECT workspace_id::text AS w FROM leaderboards WHERE id = ${id}`)
@@ -53,13 +46,27 @@ afterAll(async () => {
   await fake.close()
 })
 
-const exportOf = (params: string, token = reader) => podium.request("GET", `/v1/leaderboard/${id}/traces?${params}`, { token })
+type ExportQuery = {
+  readonly limit?: number
+  readonly offset?: number
+  readonly batch_limit?: number
+  readonly cursor?: string
+  readonly source?: TraceSource
+  readonly run_id?: string
+}
+
+/** The export as a TraceList (`format=json`). */
+const exportJson = async (query: ExportQuery = {}, api: Caller = reader) => {
+  const list = await api((c) => c.traces.export({ params: { leaderboard_id: id }, query: { ...query, format: "json" } }))
+  if (typeof list === "string") throw new Error(`expected a TraceList, got ${list}`)
+  return list
+}
+const inputs = (list: { readonly rows: ReadonlyArray<Record<string, unknown>> }) => list.rows.map((r) => r["input"])
 
 describe("trace export", () => {
   it("json: the Trace list response, in creation order, with batches and paging", async () => {
-    const all = await exportOf("format=json")
-    expect(all.status).toBe(200)
-    expect(all.body).toMatchObject({
+    const all = await exportJson()
+    expect(all).toMatchObject({
       leaderboard_id: id,
       count: 8,
       limit: 100,
@@ -69,38 +76,37 @@ describe("trace export", () => {
       next_offset: null,
       next_cursor: null
     })
-    expect(all.body.traces_url).toContain(`/v1/leaderboard/${id}/traces?format=jsonl`)
-    const inference = all.body.rows.filter((r: { source: string }) => r.source === "inference")
-    expect(inference.map((r: { input: string }) => r.input)).toEqual(["q0", "q1", "q2", "q3", "q4"])
+    expect(all.traces_url).toContain(`/v1/leaderboard/${id}/traces?format=jsonl`)
+    const inference = all.rows.filter((r) => r["source"] === "inference")
+    expect(inference.map((r) => r["input"])).toEqual(["q0", "q1", "q2", "q3", "q4"])
     expect(inference[0]).toMatchObject({ status: "success", output: "echo: q0", leaderboard_id: id })
-    expect(inference[0].created_at).toMatch(/\.\d{3}Z$/)
+    expect(inference[0]!["created_at"]).toMatch(/\.\d{3}Z$/)
     expect(inference[0]).not.toHaveProperty("workspace_id")
 
     // limit caps the rows; batch_limit is rows per round trip
-    const inputs = (reply: { body: { rows: Array<{ input: string }> } }) => reply.body.rows.map((r) => r.input)
-    const paged = await exportOf("format=json&limit=5&batch_limit=2&offset=1")
-    expect(paged.body).toMatchObject({ count: 5, limit: 5, batch_count: 3, scanned_rows: 5, next_offset: 6 })
+    const paged = await exportJson({ limit: 5, batch_limit: 2, offset: 1 })
+    expect(paged).toMatchObject({ count: 5, limit: 5, batch_count: 3, scanned_rows: 5, next_offset: 6 })
     expect(inputs(paged)).toEqual(inputs(all).slice(1, 6))
-    expect(paged.body.next_cursor).toBe(all.body.rows[5].id)
-    const rest = await exportOf(`format=json&limit=5&cursor=${paged.body.next_cursor}`)
-    expect(rest.body).toMatchObject({ count: 2, batch_count: 1, next_offset: null, next_cursor: null })
+    expect(paged.next_cursor).toBe(all.rows[5]!["id"])
+    const rest = await exportJson({ limit: 5, cursor: paged.next_cursor! })
+    expect(rest).toMatchObject({ count: 2, batch_count: 1, next_offset: null, next_cursor: null })
     expect(inputs(rest)).toEqual(inputs(all).slice(6))
     // a page that ends exactly at the last row says so
-    expect((await exportOf("format=json&limit=8")).body).toMatchObject({ count: 8, next_cursor: null, next_offset: null })
-    expect((await exportOf("format=json&limit=7")).body).toMatchObject({ count: 7, next_cursor: all.body.rows[6].id })
+    expect(await exportJson({ limit: 8 })).toMatchObject({ count: 8, next_cursor: null, next_offset: null })
+    expect(await exportJson({ limit: 7 })).toMatchObject({ count: 7, next_cursor: all.rows[6]!["id"] })
   })
 
   it("filters by source and run_id", async () => {
-    expect((await exportOf("format=json&source=inference")).body.count).toBe(5)
-    expect((await exportOf("format=json&source=run")).body.count).toBe(3)
-    expect((await exportOf(`format=json&run_id=${runId}`)).body.rows.map((r: { input: string }) => r.input))
-      .toEqual(["r0", "r1", "r2"])
-    expect((await exportOf("format=json&source=manual")).body).toMatchObject({ count: 0, batch_count: 0, rows: [] })
+    expect((await exportJson({ source: "inference" })).count).toBe(5)
+    expect((await exportJson({ source: "run" })).count).toBe(3)
+    expect(inputs(await exportJson({ run_id: runId }))).toEqual(["r0", "r1", "r2"])
+    expect(await exportJson({ source: "manual" })).toMatchObject({ count: 0, batch_count: 0, rows: [] })
   })
 
   it("jsonl (default) and ndjson stream one object per line", async () => {
+    // Content types and line-delimited bodies: the wire itself.
     for (const [params, type] of [["", "application/jsonl"], ["format=ndjson", "application/x-ndjson"]] as const) {
-      const reply = await exportOf(params)
+      const reply = await podium.request("GET", `/v1/leaderboard/${id}/traces?${params}`, { token: readerToken })
       expect(reply.status).toBe(200)
       expect(reply.headers.get("content-type")).toContain(type)
       const lines = reply.text.trimEnd().split("\n").map((line) => JSON.parse(line))
@@ -111,22 +117,18 @@ describe("trace export", () => {
 
   it("rejects bad parameters and other callers", async () => {
     for (const params of ["format=xml", "batch_limit=0", "batch_limit=101", "limit=0", "limit=1001", "source=web", "run_id=x", "cursor=x"]) {
-      const reply = await exportOf(params)
-      expect(reply.status, params).toBe(400)
-      expect(reply.body.error.code).toBe("validation_failed")
+      // Queries the contract forbids: the typed client will not send them.
+      const reply = unchecked(podium, "GET", `/v1/leaderboard/${id}/traces?${params}`, { token: readerToken })
+      await expectError(reply, 400, "validation_failed", params)
     }
-    const stranger = await session("traces-stranger")
-    expect((await exportOf("", stranger)).status).toBe(404)
-    const serving = (await podium.request("POST", "/api/tokens", {
-      token: owner,
-      json: { name: "serving", scopes: ["leaderboards:inference"] }
-    })).body.secret
-    expect((await exportOf("", serving)).status).toBe(403)
+    const stranger = client(podium, await session("traces-stranger"))
+    await expectError(exportJson({}, stranger), 404, "not_found")
+    const serving = client(podium, await apiToken(owner.api, ["leaderboards:inference"], { name: "serving" }))
+    await expectError(exportJson({}, serving), 403, "insufficient_scope")
   })
 
   it("exports 20,000 traces as JSONL page by page through X-Next-Cursor, each row once", async () => {
-    const big = (await podium.request("POST", "/api/leaderboards", { token: owner, json: { name: "big", dataset_type: "PUSH" } }))
-      .body.leaderboard.id
+    const big = (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard({ name: "big" }) }))).leaderboard.id
     await query(podium.databaseUrl, (sql) =>
       sql`INSERT INTO traces (id, workspace_id, leaderboard_id, source, input, messages, output, status, created_at)
           SELECT gen_random_uuid(), l.workspace_id, l.id, 'inference', 'row ' || n, '[]', 'ok', 'success', now()
@@ -134,10 +136,11 @@ describe("trace export", () => {
     const seen = new Set<string>()
     let cursor: string | null = null
     let pages = 0
+    // Pages of a streamed JSONL body, chained by a header: the wire itself.
     do {
       const response: Response = await fetch(
         `${podium.url}/v1/leaderboard/${big}/traces?limit=1000&batch_limit=100${cursor === null ? "" : `&cursor=${cursor}`}`,
-        { headers: { authorization: `Bearer ${reader}` } }
+        { headers: { authorization: `Bearer ${readerToken}` } }
       )
       expect(response.status).toBe(200)
       const ids = (await response.text()).trimEnd().split("\n").map((line) => JSON.parse(line).id as string)

@@ -3,7 +3,17 @@ import type * as Types from "effect/Types"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { randomUUID } from "node:crypto"
-import type { ErrorBody } from "./api/Errors.ts"
+import {
+  Internal,
+  InvalidBody,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  Unauthorized,
+  UnsupportedMediaType,
+  UpstreamError,
+  ValidationFailed
+} from "./api/Errors.ts"
 import { type InputIssue, jsonBodyIssue, urlIssue } from "./RequestInput.ts"
 
 /** The largest request body accepted (push requests of 10 MiB of rows fit, with JSON overhead). */
@@ -11,8 +21,17 @@ export const maxBodyBytes = 16 * 1024 * 1024
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 
-const errorResponse = (status: number, body: ErrorBody, headers: Record<string, string> = {}) =>
-  HttpServerResponse.jsonUnsafe({ error: body }, { status, headers })
+/** The contract's error body with the status and code of an error class (or of a bare response). */
+const errorResponse = (
+  { code, status }: { readonly status: number; readonly code: string },
+  message: string,
+  details?: Record<string, unknown>,
+  headers: Record<string, string> = {}
+) =>
+  HttpServerResponse.jsonUnsafe(
+    { error: details === undefined ? { code, message } : { code, message, details } },
+    { status, headers }
+  )
 
 /** The path alone: query strings stay out of logs. */
 const pathOf = (url: string) => new URL(url, "http://x").pathname
@@ -33,19 +52,16 @@ const issuesOf = (error: HttpApiError.HttpApiSchemaError) =>
   }))
 
 const invalid = (issues: ReadonlyArray<InputIssue>) =>
-  errorResponse(400, {
-    code: "validation_failed",
-    message: issues.length === 1
+  errorResponse(
+    ValidationFailed,
+    issues.length === 1
       ? `Invalid request: ${issues[0]!.message} at ${issues[0]!.path.join(".")}`
       : `Invalid request: ${issues.length} problems`,
-    details: { issues }
-  })
+    { issues }
+  )
 
 const tooLarge = () =>
-  errorResponse(413, {
-    code: "payload_too_large",
-    message: `The request body is larger than ${maxBodyBytes} bytes`
-  }, { connection: "close" })
+  errorResponse(PayloadTooLarge, `The request body is larger than ${maxBodyBytes} bytes`, undefined, { connection: "close" })
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
@@ -65,19 +81,20 @@ const refuseHostileInput = (request: HttpServerRequest.HttpServerRequest) =>
     return inBody === undefined ? undefined : invalid([inBody])
   })
 
+/** Codes of bare platform responses: the error class's where one code owns the status, else a generic one. */
 const statusCodes: Record<number, string> = {
   400: "bad_request",
-  401: "unauthorized",
+  401: Unauthorized.code,
   403: "forbidden",
-  404: "not_found",
-  405: "method_not_allowed",
+  404: NotFound.code,
+  405: MethodNotAllowed.code,
   406: "not_acceptable",
   409: "conflict",
-  413: "payload_too_large",
-  415: "unsupported_media_type",
+  413: PayloadTooLarge.code,
+  415: UnsupportedMediaType.code,
   429: "too_many_requests",
-  500: "internal",
-  502: "upstream_error",
+  500: Internal.code,
+  502: UpstreamError.code,
   503: "unavailable"
 }
 
@@ -135,12 +152,12 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
     // A response that does not fit its own schema is our bug, not the caller's.
     if (HttpApiError.HttpApiSchemaError.is(error) && (error.kind === "Body" || error.kind === "ResponseHeaders")) {
       return Effect.logError("response failed its schema", cause).pipe(
-        Effect.as(errorResponse(500, { code: "internal", message: "Internal error" }))
+        Effect.as(errorResponse(Internal, "Internal error"))
       )
     }
     if (HttpApiError.HttpApiSchemaError.is(error)) return Effect.succeed(invalid(issuesOf(error)))
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
-      return Effect.succeed(errorResponse(413, { code: "payload_too_large", message: error.message }))
+      return Effect.succeed(errorResponse(PayloadTooLarge, error.message))
     }
     if (HttpServerError.isHttpServerError(error)) {
       const reason = error.reason
@@ -149,27 +166,22 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
         const allowed = extraPaths.includes(path) ? ["GET"] : allowedMethods(path)
         return Effect.succeed(
           allowed.length > 0 && !allowed.includes(request.method)
-            ? errorResponse(405, {
-              code: "method_not_allowed",
-              message: `${request.method} is not allowed on ${shown(path)}`,
-              details: { allowed }
-            }, { allow: allowed.join(", ") })
-            : errorResponse(404, {
-              code: "not_found",
-              message: `No route for ${request.method} ${shown(path)}`
+            ? errorResponse(MethodNotAllowed, `${request.method} is not allowed on ${shown(path)}`, { allowed }, {
+              allow: allowed.join(", ")
             })
+            : errorResponse(NotFound, `No route for ${request.method} ${shown(path)}`)
         )
       }
       if (reason._tag === "RequestParseError") {
         return Effect.succeed(
           reason.reason === "BodyTooLarge"
             ? tooLarge()
-            : errorResponse(400, { code: "invalid_body", message: "The request body could not be read" })
+            : errorResponse(InvalidBody, "The request body could not be read")
         )
       }
     }
     return Effect.logError("request failed", cause).pipe(
-      Effect.as(errorResponse(500, { code: "internal", message: "Internal error" }))
+      Effect.as(errorResponse(Internal, "Internal error"))
     )
   }
 
@@ -177,10 +189,12 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
   const normalize = (response: HttpServerResponse.HttpServerResponse) => {
     if (response.status < 400 || isJsonResponse(response)) return response
     const code = statusCodes[response.status] ?? "error"
-    return errorResponse(response.status, {
-      code,
-      message: code === "unsupported_media_type" ? "Send the request body as application/json" : code.replace(/_/g, " ")
-    }, response.headers)
+    return errorResponse(
+      { status: response.status, code },
+      code === UnsupportedMediaType.code ? "Send the request body as application/json" : code.replace(/_/g, " "),
+      undefined,
+      response.headers
+    )
   }
 
   return HttpRouter.middleware((app): Effect.Effect<

@@ -12,6 +12,7 @@ import rankingWinner from "./migrations/0008_ranking_winner.ts"
 import humanTallies from "./migrations/0009_human_tallies.ts"
 import exactBudgets from "./migrations/0010_exact_budgets.ts"
 import workspaceClientIds from "./migrations/0011_workspace_client_ids.ts"
+import leaderboardVersion from "./migrations/0012_leaderboard_version.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -25,7 +26,8 @@ export const loader = PgMigrator.fromRecord({
   "0008_ranking_winner": rankingWinner,
   "0009_human_tallies": humanTallies,
   "0010_exact_budgets": exactBudgets,
-  "0011_workspace_client_ids": workspaceClientIds
+  "0011_workspace_client_ids": workspaceClientIds,
+  "0012_leaderboard_version": leaderboardVersion
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -21,23 +21,23 @@ import { LeaderboardsHttp } from "@podium/adapters-http/handlers/LeaderboardsHtt
 import { TokensHttp } from "@podium/adapters-http/handlers/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/handlers/TracesHttp"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
-import { ApiTokenRepositoryPg } from "@podium/adapters-pg/ApiTokenRepositoryPg"
+import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
-import { BudgetLedgerPg } from "@podium/adapters-pg/BudgetLedgerPg"
+import { BudgetLedgerPg } from "@podium/adapters-pg/access/BudgetLedgerPg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
-import { HumanCaseRepositoryPg } from "@podium/adapters-pg/HumanCaseRepositoryPg"
-import { HumanDocumentRepositoryPg } from "@podium/adapters-pg/HumanDocumentRepositoryPg"
+import { HumanCaseRepositoryPg } from "@podium/adapters-pg/human/HumanCaseRepositoryPg"
+import { HumanDocumentRepositoryPg } from "@podium/adapters-pg/human/HumanDocumentRepositoryPg"
 import { IntegrationRepositoryPg } from "@podium/adapters-pg/integrations/IntegrationRepositoryPg"
-import { InviteRepositoryPg } from "@podium/adapters-pg/InviteRepositoryPg"
-import { LeaderboardRepositoryPg } from "@podium/adapters-pg/LeaderboardRepositoryPg"
+import { InviteRepositoryPg } from "@podium/adapters-pg/access/InviteRepositoryPg"
+import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
-import { PushTokenRepositoryPg } from "@podium/adapters-pg/PushTokenRepositoryPg"
+import { PushTokenRepositoryPg } from "@podium/adapters-pg/access/PushTokenRepositoryPg"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-pg/SecretCipherAesGcm"
 import { TraceReaderPg } from "@podium/adapters-pg/inference/TraceReaderPg"
 import { TraceWriterPg } from "@podium/adapters-pg/inference/TraceWriterPg"
-import { WorkspaceRepositoryPg } from "@podium/adapters-pg/WorkspaceRepositoryPg"
+import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { BudgetDefaultMaxTokens, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
@@ -49,7 +49,7 @@ import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
 import { Links } from "@podium/domain/shared"
 import { ApiTokens, Authentication, Identity, Members } from "@podium/domain/access"
 import { HubDatasetCheck, Integrations } from "@podium/domain/integrations"
-import { CaseGenerator, HumanEvaluation } from "@podium/domain/human"
+import { CaseGenerator, HumanAccess, HumanCases, HumanDocuments, HumanResults } from "@podium/domain/human"
 import { Leaderboards } from "@podium/domain/leaderboards"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
@@ -157,7 +157,8 @@ export const layerServices = (config: PodiumConfig) =>
       InviteRepositoryPg.layer,
       IntegrationRepositoryPg.layer,
       LeaderboardRepositoryPg.layer,
-      HumanCaseRepositoryPg.layer,
+      // records the ranking winner in the review's transaction (the same LeaderboardRepositoryPg instance)
+      HumanCaseRepositoryPg.layer.pipe(Layer.provide(LeaderboardRepositoryPg.layer)),
       HumanDocumentRepositoryPg.layer,
       TraceWriterPg.layer,
       TraceReaderPg.layer,
@@ -192,7 +193,12 @@ export const layerServices = (config: PodiumConfig) =>
       Members.layer,
       Integrations.layer,
       HubDatasetCheck.layer,
-      Layer.mergeAll(Inference.layer, TraceExport.layer, HumanEvaluation.layer, CaseGenerator.layer).pipe(
+      Layer.mergeAll(
+        Inference.layer,
+        TraceExport.layer,
+        Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
+        CaseGenerator.layer
+      ).pipe(
         Layer.provideMerge(Leaderboards.layer),
         Layer.provideMerge(ChatTargets.layer)
       )

@@ -36,7 +36,8 @@ export class Api extends HttpApi.make("podium")
     version: serviceVersion,
     description: `Podium ${serviceVersion}, implementing the Podium interface draft ${interfaceVersion}. ` +
       "Compare candidate models, serve traffic through the winner, record every call. " +
-      "Every non-2xx response has the body `{\"error\": {\"code\", \"message\", \"details\"?}}`; " +
+      "Every non-2xx response has the body `{\"error\": {\"code\", \"message\", \"details\"?}}`; each code has one " +
+      "status and its own schema, named after it (`stale_revision` is `StaleRevision`, 409); " +
       "validation failures are 400 `validation_failed` with `details.issues: [{path, message}]`."
   }))
 {}

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { WorkspaceId } from "@podium/domain/shared"
-import { BadGateway, BadRequest, Forbidden, NotFound } from "./Errors.ts"
+import { DatasetNotFound, Forbidden, UpstreamError } from "./Errors.ts"
 import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
 export const HubCheckView = Schema.Struct({
@@ -26,7 +26,7 @@ export class DatasetsApi extends HttpApiGroup.make("datasets")
         business_id: Schema.optionalKey(WorkspaceId)
       }),
       success: HubCheckView,
-      error: [BadRequest, Forbidden, NotFound, BadGateway]
+      error: [Forbidden, DatasetNotFound, UpstreamError]
     }).annotate(OpenApi.Summary, "Check a hub dataset and count its rows")
       .annotateMerge(requiresScope("leaderboards:write"))
       .annotateMerge(OpenApi.annotations({

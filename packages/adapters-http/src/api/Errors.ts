@@ -1,38 +1,195 @@
 import { Schema } from "effect"
+import { Scope } from "@podium/domain/access"
+import { IntegrationProvider } from "@podium/domain/integrations"
+
+const Message = Schema.String.annotate({ description: "A human sentence" })
 
 /**
- * Every non-2xx response carries `{"error": {"code", "message", "details"?}}`. One class per status:
- * the code says what happened, the class decides the status. Classes (not plain structs) so the
- * server can tell two errors of the same shape apart when it encodes them.
+ * Every non-2xx response carries `{"error": {"code", "message", "details"?}}`: this is its shape for
+ * code that reads any error (test clients). The contract itself has one class per code (below):
+ * its schema names the code as a literal (so the OpenAPI document and typed clients tell
+ * `stale_revision` from `immutable_case`), its status is its `httpApiStatus`, and `status` and
+ * `code` are statics for what answers without an endpoint (the request pipeline).
  */
 export const ErrorBody = Schema.Struct({
   code: Schema.String.annotate({ description: "Stable snake_case code, e.g. `validation_failed`" }),
-  message: Schema.String.annotate({ description: "A human sentence" }),
+  message: Message,
   details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
-}).annotate({ identifier: "ErrorBody" })
+})
 export type ErrorBody = typeof ErrorBody.Type
 
-const fields = { error: ErrorBody }
+type BodyFields<Code extends string, Details extends Schema.Top> =
+  & { readonly code: Schema.Literal<Code>; readonly message: Schema.String }
+  & ([Details] extends [never] ? {} : { readonly details: Details })
 
-export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(fields, { httpApiStatus: 400 }) {}
-export class Unauthorized extends Schema.Class<Unauthorized>("Unauthorized")(fields, { httpApiStatus: 401 }) {}
-export class Forbidden extends Schema.Class<Forbidden>("Forbidden")(fields, { httpApiStatus: 403 }) {}
-export class NotFound extends Schema.Class<NotFound>("NotFound")(fields, { httpApiStatus: 404 }) {}
-export class Conflict extends Schema.Class<Conflict>("Conflict")(fields, { httpApiStatus: 409 }) {}
-export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLarge")(fields, { httpApiStatus: 413 }) {}
-export class TooManyRequests extends Schema.Class<TooManyRequests>("TooManyRequests")(fields, { httpApiStatus: 429 }) {}
-export class BadGateway extends Schema.Class<BadGateway>("BadGateway")(fields, { httpApiStatus: 502 }) {}
-export class InternalError extends Schema.Class<InternalError>("InternalError")(fields, { httpApiStatus: 500 }) {}
-export class ServiceUnavailable
-  extends Schema.Class<ServiceUnavailable>("ServiceUnavailable")(fields, { httpApiStatus: 503 })
-{}
+/** The `error` member of a body with this `code`, and `details` when given (`Schema.optionalKey(...)` if optional). */
+export const errorBody = <const Code extends string, Details extends Schema.Top = never>(code: Code, details?: Details) =>
+  Schema.Struct({
+    code: Schema.Literal(code),
+    message: Message,
+    ...(details === undefined ? {} : { details })
+  } as BodyFields<Code, Details>)
 
-type ErrorClass<A> = new(props: { readonly error: ErrorBody }) => A
+/** `class StaleRevision extends ErrorClass<StaleRevision>()("StaleRevision", 409, "stale_revision", details) {}` */
+export const ErrorClass = <Self>() =>
+<const Code extends string, const Status extends number, Details extends Schema.Top = never>(
+  identifier: string,
+  status: Status,
+  code: Code,
+  details?: Details
+) =>
+  Object.assign(
+    // The identifier on the body too, so the OpenAPI component is `StaleRevision`, not `StaleRevisionEncoded`
+    Schema.Class<Self>(identifier)(
+      Schema.Struct({ error: errorBody(code, details) }).annotate({ identifier }),
+      { httpApiStatus: status }
+    ),
+    { status, code }
+  )
 
-/** `error(Conflict, "stale_revision", "…")` builds the error value handlers fail with. */
-export const apiError = <A>(
-  Class: ErrorClass<A>,
-  code: string,
+type Details<A> = A extends { readonly error: { readonly details: infer D } } ? [details: D]
+  : A extends { readonly error: { readonly details?: infer D } } ? [details?: D]
+  : []
+
+/** `apiError(StaleRevision, "…", { revision, current_revision })` builds the error value handlers fail with. */
+export const apiError = <A extends { readonly error: { readonly code: string } }>(
+  Class: { new(props: { readonly error: A["error"] }): A; readonly code: A["error"]["code"] },
   message: string,
-  details?: Record<string, unknown>
-): A => new Class({ error: details === undefined ? { code, message } : { code, message, details } })
+  ...details: Details<A>
+): A => {
+  const [detail] = details as ReadonlyArray<unknown>
+  const error = detail === undefined ? { code: Class.code, message } : { code: Class.code, message, details: detail }
+  return new Class({ error: error as unknown as A["error"] })
+}
+
+const Issues = Schema.Struct({
+  issues: Schema.Array(Schema.Struct({
+    path: Schema.Array(Schema.Union([Schema.String, Schema.Number])),
+    message: Schema.String
+  }))
+})
+const CaseDetails = Schema.Struct({ case_id: Schema.String })
+
+// 400
+export class ValidationFailed extends ErrorClass<ValidationFailed>()("ValidationFailed", 400, "validation_failed", Issues) {}
+export class InvalidBody extends ErrorClass<InvalidBody>()("InvalidBody", 400, "invalid_body") {}
+export class InvalidIntegrationToken extends ErrorClass<InvalidIntegrationToken>()(
+  "InvalidIntegrationToken",
+  400,
+  "invalid_integration_token",
+  Schema.Struct({ provider: IntegrationProvider, reason: Schema.String })
+) {}
+export class StreamingUnsupported extends ErrorClass<StreamingUnsupported>()("StreamingUnsupported", 400, "streaming_unsupported") {}
+export class InvalidVerdicts extends ErrorClass<InvalidVerdicts>()(
+  "InvalidVerdicts",
+  400,
+  "invalid_verdicts",
+  Schema.Struct({ response_ids: Schema.Array(Schema.String) })
+) {}
+export class InvalidDocument extends ErrorClass<InvalidDocument>()(
+  "InvalidDocument",
+  400,
+  "invalid_document",
+  Schema.Struct({ name: Schema.String, reason: Schema.String })
+) {}
+// 401, 403
+export class Unauthorized extends ErrorClass<Unauthorized>()("Unauthorized", 401, "unauthorized") {}
+export class InsufficientScope extends ErrorClass<InsufficientScope>()(
+  "InsufficientScope",
+  403,
+  "insufficient_scope",
+  Schema.Struct({ required_scope: Scope })
+) {}
+export class Forbidden extends ErrorClass<Forbidden>()("Forbidden", 403, "forbidden") {}
+// 404, 405
+export class NotFound extends ErrorClass<NotFound>()("NotFound", 404, "not_found") {}
+export class DatasetNotFound extends ErrorClass<DatasetNotFound>()("DatasetNotFound", 404, "dataset_not_found") {}
+export class MethodNotAllowed extends ErrorClass<MethodNotAllowed>()(
+  "MethodNotAllowed",
+  405,
+  "method_not_allowed",
+  Schema.Struct({ allowed: Schema.Array(Schema.String) })
+) {}
+// 409
+export class AlreadyMember extends ErrorClass<AlreadyMember>()("AlreadyMember", 409, "already_member") {}
+export class OwnerCannotBeRemoved extends ErrorClass<OwnerCannotBeRemoved>()("OwnerCannotBeRemoved", 409, "owner_cannot_be_removed") {}
+export class InviteNotPending extends ErrorClass<InviteNotPending>()(
+  "InviteNotPending",
+  409,
+  "invite_not_pending",
+  Schema.Struct({ status: Schema.String })
+) {}
+export class LeaderboardArchived extends ErrorClass<LeaderboardArchived>()("LeaderboardArchived", 409, "leaderboard_archived") {}
+export class NoServingModel extends ErrorClass<NoServingModel>()(
+  "NoServingModel",
+  409,
+  "no_serving_model",
+  Schema.Struct({ leaderboard_id: Schema.String })
+) {}
+export class NoActiveDeployment extends ErrorClass<NoActiveDeployment>()(
+  "NoActiveDeployment",
+  409,
+  "no_active_deployment",
+  Schema.Struct({ model_id: Schema.String })
+) {}
+export class StaleRevision extends ErrorClass<StaleRevision>()(
+  "StaleRevision",
+  409,
+  "stale_revision",
+  Schema.Struct({ revision: Schema.Int, current_revision: Schema.Int })
+) {}
+export class ImmutableCase extends ErrorClass<ImmutableCase>()("ImmutableCase", 409, "immutable_case", CaseDetails) {}
+export class GenerationInProgress extends ErrorClass<GenerationInProgress>()(
+  "GenerationInProgress",
+  409,
+  "generation_in_progress",
+  CaseDetails
+) {}
+export class ConfigurationChanged extends ErrorClass<ConfigurationChanged>()(
+  "ConfigurationChanged",
+  409,
+  "configuration_changed",
+  CaseDetails
+) {}
+export class CaseNotGenerated extends ErrorClass<CaseNotGenerated>()("CaseNotGenerated", 409, "case_not_generated", CaseDetails) {}
+export class WrongEvalType extends ErrorClass<WrongEvalType>()(
+  "WrongEvalType",
+  409,
+  "wrong_eval_type",
+  Schema.Struct({ eval_type: Schema.String })
+) {}
+export class InvalidCandidateCount extends ErrorClass<InvalidCandidateCount>()(
+  "InvalidCandidateCount",
+  409,
+  "invalid_candidate_count",
+  Schema.Struct({ count: Schema.Int })
+) {}
+export class IdReused extends ErrorClass<IdReused>()("IdReused", 409, "id_reused", Schema.Struct({ id: Schema.String })) {}
+// 413, 415, 429
+export class PayloadTooLarge extends ErrorClass<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  413,
+  "payload_too_large",
+  Schema.optionalKey(Schema.Struct({ limit: Schema.Finite }))
+) {}
+export class UnsupportedMediaType extends ErrorClass<UnsupportedMediaType>()("UnsupportedMediaType", 415, "unsupported_media_type") {}
+export class BudgetExceeded extends ErrorClass<BudgetExceeded>()(
+  "BudgetExceeded",
+  429,
+  "budget_exceeded",
+  Schema.Struct({ budget_limit: Schema.Finite, spent_usd: Schema.Finite, retry_after_seconds: Schema.Finite })
+) {}
+// 5xx
+export class Internal extends ErrorClass<Internal>()("Internal", 500, "internal") {}
+export class UpstreamError extends ErrorClass<UpstreamError>()(
+  "UpstreamError",
+  502,
+  "upstream_error",
+  Schema.Union([
+    Schema.Struct({ provider: IntegrationProvider }),
+    Schema.Struct({ candidate_id: Schema.String, candidate_name: Schema.String, trace_id: Schema.String })
+  ])
+) {}
+
+/** What every endpoint can answer: the request pipeline's refusals (and `validation_failed` for a use case's invalid input). */
+export const requestErrors = [ValidationFailed, InvalidBody, PayloadTooLarge, Internal] as const

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { ErrorBody } from "./Errors.ts"
+import { errorBody } from "./Errors.ts"
 
 export const Health = Schema.Struct({
   ok: Schema.Literal(true),
@@ -15,7 +15,7 @@ export class Unhealthy extends Schema.Class<Unhealthy>("Unhealthy")({
   service: Schema.String,
   version: Schema.String,
   database: Schema.Literal("down"),
-  error: ErrorBody
+  error: errorBody("database_unavailable")
 }, { httpApiStatus: 503 }) {}
 
 export class HealthApi extends HttpApiGroup.make("health").add(

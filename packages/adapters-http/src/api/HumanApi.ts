@@ -10,7 +10,20 @@ import {
   ResponseStatus,
   Verdict,
 } from "@podium/domain/human"
-import { BadRequest, Conflict, NotFound, PayloadTooLarge } from "./Errors.ts"
+import {
+  CaseNotGenerated,
+  ConfigurationChanged,
+  GenerationInProgress,
+  IdReused,
+  ImmutableCase,
+  InvalidCandidateCount,
+  InvalidDocument,
+  InvalidVerdicts,
+  NotFound,
+  PayloadTooLarge,
+  StaleRevision,
+  WrongEvalType
+} from "./Errors.ts"
 import { NullableTimestamp, Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"
 
@@ -196,7 +209,8 @@ const LeaderboardParams = { leaderboard_id: LeaderboardId }
 const DocumentParams = { leaderboard_id: LeaderboardId, document_id: DocumentId }
 const CaseParams = { leaderboard_id: LeaderboardId, case_id: CaseId }
 const base = "/api/leaderboards/:leaderboard_id/human"
-const errors = [BadRequest, NotFound, Conflict]
+/** The leaderboard is not visible, or not set up for human evaluation: on every route of the group. */
+const errors = [NotFound, WrongEvalType, InvalidCandidateCount]
 
 export class HumanApi extends HttpApiGroup.make("human")
   .add(
@@ -226,7 +240,7 @@ export class HumanApi extends HttpApiGroup.make("human")
       params: LeaderboardParams,
       payload: DocumentUploadRequest,
       success: [DocumentView.pipe(HttpApiSchema.status(201)), DocumentView],
-      error: [...errors, PayloadTooLarge]
+      error: [...errors, InvalidDocument, PayloadTooLarge, IdReused]
     }).annotate(OpenApi.Summary, "Upload a document (201; an identical retry 200; the id reused 409)").annotate(
       OpenApi.Description,
       "Formats: txt, md, csv, json and pdf, told by the bytes (400 `invalid_document` otherwise). Limits (413 " +
@@ -243,7 +257,7 @@ export class HumanApi extends HttpApiGroup.make("human")
       params: LeaderboardParams,
       payload: CaseCreateRequest,
       success: [CaseView.pipe(HttpApiSchema.status(201)), CaseView],
-      error: [...errors, PayloadTooLarge]
+      error: [...errors, PayloadTooLarge, IdReused]
     }).annotate(OpenApi.Summary, "Create a draft case (201; an identical retry 200; the id with another payload 409)"),
     HttpApiEndpoint.get("getCase", `${base}/cases/:case_id`, {
       params: CaseParams,
@@ -254,19 +268,19 @@ export class HumanApi extends HttpApiGroup.make("human")
       params: CaseParams,
       payload: ConfigRequest,
       success: CaseView,
-      error: errors
+      error: [...errors, StaleRevision, ImmutableCase, GenerationInProgress]
     }).annotate(OpenApi.Summary, "Change a draft's prompt override"),
     HttpApiEndpoint.post("generate", `${base}/cases/:case_id/generate`, {
       params: CaseParams,
       payload: Schema.Struct({}),
       success: CaseView,
-      error: errors
+      error: [...errors, ConfigurationChanged, GenerationInProgress, ImmutableCase]
     }).annotate(OpenApi.Summary, "Generate one response per candidate; answers when generation is complete"),
     HttpApiEndpoint.put("saveReview", `${base}/cases/:case_id/review`, {
       params: CaseParams,
       payload: ReviewRequest,
       success: CaseView,
-      error: errors
+      error: [...errors, StaleRevision, CaseNotGenerated, GenerationInProgress, ImmutableCase, InvalidVerdicts]
     }).annotate(OpenApi.Summary, "Save a draft review, or confirm it")
   )
   .middleware(SessionAuth)

@@ -1,7 +1,15 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { LeaderboardId } from "@podium/domain/leaderboards"
-import { BadGateway, BadRequest, Conflict, NotFound, TooManyRequests } from "./Errors.ts"
+import {
+  BudgetExceeded,
+  LeaderboardArchived,
+  NoActiveDeployment,
+  NoServingModel,
+  NotFound,
+  StreamingUnsupported,
+  UpstreamError
+} from "./Errors.ts"
 import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
 const Text = Schema.String.check(Schema.isMaxLength(1_000_000))
@@ -31,7 +39,15 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
     params: { leaderboard_id: LeaderboardId },
     payload: InferenceRequest,
     success: ProviderResponse,
-    error: [BadRequest, NotFound, Conflict, TooManyRequests, BadGateway]
+    error: [
+      NotFound,
+      StreamingUnsupported,
+      LeaderboardArchived,
+      NoServingModel,
+      NoActiveDeployment,
+      BudgetExceeded,
+      UpstreamError
+    ]
   }).annotateMerge(requiresScope("leaderboards:inference")).annotateMerge(OpenApi.annotations({
     summary,
     description: "Served by the leaderboard's chosen model: the manual choice, else the ranking's winner (human evaluation's " +

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { WorkspaceId } from "@podium/domain/shared"
 import { IntegrationProvider } from "@podium/domain/integrations"
-import { BadGateway, BadRequest, Forbidden } from "./Errors.ts"
+import { Forbidden, InvalidIntegrationToken, UpstreamError } from "./Errors.ts"
 import { Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"
 
@@ -31,7 +31,7 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
     HttpApiEndpoint.post("validate", "/api/integrations/validate", {
       payload: ValidateIntegrationRequest,
       success: IntegrationView,
-      error: [BadRequest, Forbidden, BadGateway]
+      error: [Forbidden, InvalidIntegrationToken, UpstreamError]
     }).annotate(OpenApi.Summary, "Validate and store a provider token").annotateMerge(OpenApi.annotations({
       description: "Checks the token with the provider (router: its key-check endpoint; hub: whoami). " +
         "A valid token is stored encrypted as the workspace's integration for that provider. " +

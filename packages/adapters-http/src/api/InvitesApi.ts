@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Email, InviteId, UserId, WorkspaceId } from "@podium/domain/shared"
 import { InviteRole, InviteStatus, MailStatus, Role } from "@podium/domain/access"
-import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
+import { AlreadyMember, Forbidden, InviteNotPending, NotFound, OwnerCannotBeRemoved } from "./Errors.ts"
 import { NullableTimestamp, Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"
 
@@ -64,7 +64,7 @@ export class InvitesApi extends HttpApiGroup.make("invites")
         members: Schema.Array(MemberView),
         invites: Schema.Array(InviteView)
       }),
-      error: [BadRequest, Forbidden]
+      error: Forbidden
     }).annotate(OpenApi.Summary, "List members and pending invites"),
     HttpApiEndpoint.post("invite", "/api/invite-user", {
       payload: InviteRequest,
@@ -72,7 +72,7 @@ export class InvitesApi extends HttpApiGroup.make("invites")
         invite: InviteView,
         accept_url: Schema.String
       }),
-      error: [BadRequest, Forbidden, Conflict]
+      error: [Forbidden, AlreadyMember]
     }).annotate(OpenApi.Summary, "Invite a member by email").annotateMerge(OpenApi.annotations({
       description: "Invites an email as member (default) or admin. Inviting the same email again refreshes the " +
         "pending invite. The invite is accepted on the invitee's first signed-in request with that (verified) " +
@@ -87,7 +87,7 @@ export class InvitesApi extends HttpApiGroup.make("invites")
         user_id: Schema.optionalKey(UserId),
         invite_id: Schema.optionalKey(InviteId)
       }),
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, OwnerCannotBeRemoved, InviteNotPending]
     }).annotate(OpenApi.Summary, "Remove a member or revoke an invite").annotateMerge(OpenApi.annotations({
       description: "Removes a member (`user_id`) or revokes a pending invite (`invite_id`); give exactly one. " +
         "The owner cannot be removed (409 `owner_cannot_be_removed`)."

@@ -13,7 +13,7 @@ import {
   LeaderboardStatus,
 } from "@podium/domain/leaderboards"
 import { WorkspaceId } from "@podium/domain/shared"
-import { BadRequest, Conflict, Forbidden, NotFound } from "./Errors.ts"
+import { Forbidden, LeaderboardArchived, NotFound } from "./Errors.ts"
 import { Label, Timestamp } from "./Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
@@ -123,12 +123,12 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
         leaderboards: Schema.Array(LeaderboardView),
         next_offset: Schema.NullOr(Schema.Int)
       }),
-      error: [BadRequest, Forbidden]
+      error: Forbidden
     }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "List leaderboards, newest first"),
     HttpApiEndpoint.post("create", "/api/leaderboards", {
       payload: CreateLeaderboardRequest,
       success: Schema.Struct({ leaderboard: LeaderboardView, challenge: ChallengeView }).pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Forbidden]
+      error: Forbidden
     }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Create a leaderboard"),
     HttpApiEndpoint.get("get", "/api/leaderboards/:leaderboard_id", {
       params: LeaderboardParams,
@@ -138,13 +138,13 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
         models: Schema.Array(CandidateView),
         runs: Schema.Array(OpenRecord)
       }),
-      error: [BadRequest, NotFound]
+      error: NotFound
     }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "A leaderboard with its challenge, candidates and runs"),
     HttpApiEndpoint.patch("update", "/api/leaderboards/:leaderboard_id", {
       params: LeaderboardParams,
       payload: UpdateLeaderboardRequest,
       success: Schema.Struct({ leaderboard: LeaderboardView, challenge: ChallengeView }),
-      error: [BadRequest, NotFound, Conflict]
+      error: [NotFound, LeaderboardArchived]
     }).annotateMerge(requiresScope(write)).annotateMerge(OpenApi.annotations({
       summary: "Change a leaderboard",
       description: "Partial. Unknown properties are kept and returned. `status` may be set to active, paused or " +
@@ -154,18 +154,18 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
     HttpApiEndpoint.delete("remove", "/api/leaderboards/:leaderboard_id", {
       params: LeaderboardParams,
       success: Deleted(LeaderboardId),
-      error: [BadRequest, NotFound]
+      error: NotFound
     }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Delete a leaderboard (then 404 everywhere)"),
     HttpApiEndpoint.get("listModels", "/api/leaderboards/:leaderboard_id/models", {
       params: LeaderboardParams,
       success: Schema.Struct({ models: Schema.Array(CandidateView) }),
-      error: [BadRequest, NotFound]
+      error: NotFound
     }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "List a leaderboard's candidate models"),
     HttpApiEndpoint.post("addModel", "/api/leaderboards/:leaderboard_id/models", {
       params: LeaderboardParams,
       payload: AddCandidateRequest,
       success: Schema.Struct({ model: CandidateView }).pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, NotFound, Conflict]
+      error: [NotFound, LeaderboardArchived]
     }).annotateMerge(requiresScope(write)).annotateMerge(OpenApi.annotations({
       summary: "Add a candidate model",
       description: "Router and Hub need `model_name` (the provider's model id); Custom needs `url`, the " +
@@ -176,7 +176,7 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
     HttpApiEndpoint.delete("removeModel", "/api/leaderboards/:leaderboard_id/models/:leaderboard_model_id", {
       params: { ...LeaderboardParams, leaderboard_model_id: CandidateId },
       success: Deleted(CandidateId),
-      error: [BadRequest, NotFound, Conflict]
+      error: [NotFound, LeaderboardArchived]
     }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Remove a candidate model")
   )
   .middleware(ApiTokenAuth)

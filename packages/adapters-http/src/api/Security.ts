@@ -1,7 +1,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Principal, Scope } from "@podium/domain/access"
-import { BadRequest, Forbidden, InternalError, PayloadTooLarge, Unauthorized } from "./Errors.ts"
+import { InsufficientScope, requestErrors, Unauthorized } from "./Errors.ts"
 
 /** The caller, as established by the route's authentication middleware. */
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()(
@@ -50,29 +50,33 @@ export const pushTokenScheme = HttpApiSecurity.apiKey({ key: "X-Service-Push-Tok
   HttpApiSecurity.annotate(OpenApi.Description, "A leaderboard's dataset push token (`hpd_…`).")
 )
 
+/** An API token may be missing, invalid, or without the scope the route names. */
+const tokenErrors = [Unauthorized, InsufficientScope]
+
 /** Routes with a scope: an API token carrying it, or a session. */
 export class ApiTokenAuth extends HttpApiMiddleware.Service<ApiTokenAuth, { provides: CurrentPrincipal }>()(
   "@podium/adapters-http/api/Security/ApiTokenAuth",
-  { security: { ApiToken: apiTokenScheme }, error: [Unauthorized, Forbidden] }
+  { security: { ApiToken: apiTokenScheme }, error: tokenErrors }
 ) {}
 
 /** Routes for signed-in users only (administration, human evaluation, deploy). */
 export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentPrincipal }>()(
   "@podium/adapters-http/api/Security/SessionAuth",
-  { security: { Session: sessionScheme }, error: [Unauthorized, Forbidden] }
+  { security: { Session: sessionScheme }, error: Unauthorized }
 ) {}
 
 /** Dataset push routes: an API token with the scope, or the leaderboard's push token. */
 export class PushAuth extends HttpApiMiddleware.Service<PushAuth, { provides: CurrentPrincipal }>()(
   "@podium/adapters-http/api/Security/PushAuth",
-  { security: { ApiToken: apiTokenScheme, PushToken: pushTokenScheme }, error: [Unauthorized, Forbidden] }
+  { security: { ApiToken: apiTokenScheme, PushToken: pushTokenScheme }, error: tokenErrors }
 ) {}
 
 /**
- * On every endpoint: what the request pipeline itself answers (documents 400 `validation_failed`,
- * 413 `payload_too_large` and 500 `internal` in the OpenAPI document). It changes nothing at run time.
+ * On every endpoint: what the request pipeline itself answers (400 `validation_failed`, also what a
+ * use case's invalid input maps to; 400 `invalid_body`, 413 `payload_too_large`, 500 `internal`),
+ * so the OpenAPI document and typed clients know them. It changes nothing at run time.
  */
 export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()(
   "@podium/adapters-http/api/Security/RequestErrors",
-  { error: [BadRequest, PayloadTooLarge, InternalError] }
+  { error: requestErrors }
 ) {}

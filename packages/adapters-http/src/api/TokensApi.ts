@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BudgetResetInterval, ExpiresIn, RequestedScopes, TokenStatus, Scope } from "@podium/domain/access"
 import { TokenId, UserId, WorkspaceId } from "@podium/domain/shared"
-import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
+import { Forbidden, NotFound } from "./Errors.ts"
 import { Label, NullableTimestamp, Timestamp } from "./Schemas.ts"
 import { SessionAuth } from "./Security.ts"
 
@@ -42,20 +42,19 @@ export type CreatedTokenView = typeof CreatedTokenView.Type
 
 const BusinessQuery = { business_id: Schema.optionalKey(WorkspaceId) }
 const TokenParams = { token_id: TokenId }
-const errors = [BadRequest, Forbidden]
-const tokenErrors = [BadRequest, Forbidden, NotFound]
+const tokenErrors = [Forbidden, NotFound]
 
 export class TokensApi extends HttpApiGroup.make("tokens")
   .add(
     HttpApiEndpoint.get("list", "/api/tokens", {
       query: BusinessQuery,
       success: Schema.Struct({ business_id: WorkspaceId, tokens: Schema.Array(TokenView) }),
-      error: errors
+      error: Forbidden
     }).annotate(OpenApi.Summary, "List the workspace's API tokens (never their secrets)"),
     HttpApiEndpoint.post("create", "/api/tokens", {
       payload: CreateTokenRequest,
       success: CreatedTokenView.pipe(HttpApiSchema.status(201)),
-      error: errors
+      error: Forbidden
     }).annotate(OpenApi.Summary, "Create an API token; the secret is returned once"),
     HttpApiEndpoint.post("revoke", "/api/tokens/:token_id/revoke", {
       params: TokenParams,

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { LeaderboardId } from "@podium/domain/leaderboards"
 import { TraceSource } from "@podium/domain/inference"
-import { BadRequest, NotFound } from "./Errors.ts"
+import { NotFound } from "./Errors.ts"
 import { PageQuery } from "./LeaderboardsApi.ts"
 import { ApiTokenAuth, requiresScope } from "./Security.ts"
 
@@ -47,7 +47,7 @@ export class TracesApi extends HttpApiGroup.make("traces")
         TraceList,
         Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/jsonl" }))
       ],
-      error: [BadRequest, NotFound]
+      error: NotFound
     }).annotateMerge(requiresScope("leaderboards:read")).annotateMerge(OpenApi.annotations({
       summary: "Export a leaderboard's traces",
       description: "Traces in creation order, filtered by `source` and `run_id`: at most `limit` rows (1–1000, " +

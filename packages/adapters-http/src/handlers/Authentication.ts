@@ -8,7 +8,7 @@ import {
 } from "@podium/domain/access"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequestErrors, RequiredScope, SessionAuth } from "../api/Security.ts"
-import { toApiError } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "./ErrorMapping.ts"
 
 const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
 const apiTokenRefused = new Unauthenticated({
@@ -24,15 +24,11 @@ const checkScope = (principal: Principal, endpoint: HttpApiEndpoint.Top) => {
 }
 
 /** Runs the endpoint as `principal`, or answers 401/403 in the contract's shape. */
-const authenticated = <A, E, R>(
-  principal: Effect.Effect<Principal, Unauthenticated | InsufficientScope>,
+const authenticated = <A, E, R, Refused extends Unauthenticated | InsufficientScope>(
+  principal: Effect.Effect<Principal, Refused>,
   httpEffect: Effect.Effect<A, E, R>
 ) =>
-  principal.pipe(
-    Effect.catchTags({
-      Unauthenticated: toApiError.Unauthenticated,
-      InsufficientScope: toApiError.InsufficientScope
-    }),
+  mapDomainErrors(principal).pipe(
     Effect.flatMap((p) => Effect.provideService(httpEffect, CurrentPrincipal, p))
   )
 

@@ -1,13 +1,13 @@
 import { Effect } from "effect"
 import type {
-  Forbidden as ForbiddenError,
+  Forbidden,
   InsufficientScope,
   Unauthenticated,
   AlreadyMember,
   InviteNotPending,
   BudgetExceeded,
 } from "@podium/domain/access"
-import type { InvalidInput, NotFound as NotFoundError } from "@podium/domain/shared"
+import type { InvalidInput, NotFound } from "@podium/domain/shared"
 import type {
   IntegrationTokenRejected,
   IntegrationUnavailable,
@@ -27,108 +27,99 @@ import type {
   WrongEvalType,
 } from "@podium/domain/human"
 import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/inference"
-import {
-  apiError,
-  BadGateway,
-  BadRequest,
-  Conflict,
-  Forbidden,
-  NotFound,
-  PayloadTooLarge,
-  TooManyRequests,
-  Unauthorized
-} from "../api/Errors.ts"
+import * as ApiErrors from "../api/Errors.ts"
+import { apiError } from "../api/Errors.ts"
 
 /** Domain errors are not HTTP errors: this is the one place that decides their status and code. */
 export const toApiError = {
-  Unauthenticated: (e: Unauthenticated) => Effect.fail(apiError(Unauthorized, "unauthorized", e.message)),
+  Unauthenticated: (e: Unauthenticated) => Effect.fail(apiError(ApiErrors.Unauthorized, e.message)),
   InsufficientScope: (e: InsufficientScope) =>
-    Effect.fail(apiError(Forbidden, "insufficient_scope", `This needs the ${e.required_scope} scope`, {
+    Effect.fail(apiError(ApiErrors.InsufficientScope, `This needs the ${e.required_scope} scope`, {
       required_scope: e.required_scope
     })),
-  Forbidden: (e: ForbiddenError) => Effect.fail(apiError(Forbidden, "forbidden", e.message)),
-  NotFound: (e: NotFoundError) => Effect.fail(apiError(NotFound, "not_found", `No ${e.resource} ${e.id}`)),
+  Forbidden: (e: Forbidden) => Effect.fail(apiError(ApiErrors.Forbidden, e.message)),
+  NotFound: (e: NotFound) => Effect.fail(apiError(ApiErrors.NotFound, `No ${e.resource} ${e.id}`)),
   InvalidInput: (e: InvalidInput) =>
-    Effect.fail(apiError(BadRequest, "validation_failed", e.message, {
+    Effect.fail(apiError(ApiErrors.ValidationFailed, e.message, {
       issues: [{ path: e.path, message: e.message }]
     })),
   AlreadyMember: (e: AlreadyMember) =>
-    Effect.fail(apiError(Conflict, "already_member", `${e.email} is already a member of this workspace`)),
+    Effect.fail(apiError(ApiErrors.AlreadyMember, `${e.email} is already a member of this workspace`)),
   OwnerCannotBeRemoved: () =>
-    Effect.fail(apiError(Conflict, "owner_cannot_be_removed", "The owner of a workspace cannot be removed")),
+    Effect.fail(apiError(ApiErrors.OwnerCannotBeRemoved, "The owner of a workspace cannot be removed")),
   InviteNotPending: (e: InviteNotPending) =>
-    Effect.fail(apiError(Conflict, "invite_not_pending", `The invite is ${e.status}`, { status: e.status })),
+    Effect.fail(apiError(ApiErrors.InviteNotPending, `The invite is ${e.status}`, { status: e.status })),
   IntegrationTokenRejected: (e: IntegrationTokenRejected) =>
-    Effect.fail(apiError(BadRequest, "invalid_integration_token", `The ${e.provider} rejected the token: ${e.reason}`, {
+    Effect.fail(apiError(ApiErrors.InvalidIntegrationToken, `The ${e.provider} rejected the token: ${e.reason}`, {
       provider: e.provider,
       reason: e.reason
     })),
   IntegrationUnavailable: (e: IntegrationUnavailable) =>
-    Effect.fail(apiError(BadGateway, "upstream_error", `The ${e.provider} could not be reached: ${e.reason}`, {
+    Effect.fail(apiError(ApiErrors.UpstreamError, `The ${e.provider} could not be reached: ${e.reason}`, {
       provider: e.provider
     })),
   LeaderboardArchived: () =>
-    Effect.fail(apiError(Conflict, "leaderboard_archived", "The leaderboard is archived: set its status to active first")),
+    Effect.fail(apiError(ApiErrors.LeaderboardArchived, "The leaderboard is archived: set its status to active first")),
   BudgetExceeded: (e: BudgetExceeded) =>
-    Effect.fail(apiError(TooManyRequests, "budget_exceeded", "The API token's budget is used up until it resets", {
+    Effect.fail(apiError(ApiErrors.BudgetExceeded, "The API token's budget is used up until it resets", {
       budget_limit: e.budget_limit,
       spent_usd: e.spent_usd,
       retry_after_seconds: e.retry_after_seconds
     })),
   StreamingUnsupported: () =>
-    Effect.fail(apiError(BadRequest, "streaming_unsupported", "Streaming is not supported: send stream false or leave it out")),
+    Effect.fail(apiError(ApiErrors.StreamingUnsupported, "Streaming is not supported: send stream false or leave it out")),
   NoServingModel: (e: NoServingModel) =>
-    Effect.fail(apiError(Conflict, "no_serving_model", "The leaderboard has no model to serve: choose one with PATCH /api/leaderboards/{id} " +
+    Effect.fail(apiError(ApiErrors.NoServingModel, "The leaderboard has no model to serve: choose one with PATCH /api/leaderboards/{id} " +
         "{\"chosen_model_strategy\": \"manual\", \"chosen_leaderboard_model_id\": \"<candidate id>\"}, " +
         "or keep ranking_winner and run the leaderboard", {
       leaderboard_id: e.leaderboard_id
     })),
   NoActiveDeployment: (e: NoActiveDeployment) =>
-    Effect.fail(apiError(Conflict, "no_active_deployment", "The serving model has no active deployment", {
+    Effect.fail(apiError(ApiErrors.NoActiveDeployment, "The serving model has no active deployment", {
       model_id: e.model_id
     })),
   UpstreamFailed: (e: UpstreamFailed) =>
-    Effect.fail(apiError(BadGateway, "upstream_error", `Candidate ${e.candidate_name} failed: ${e.reason}`, {
+    Effect.fail(apiError(ApiErrors.UpstreamError, `Candidate ${e.candidate_name} failed: ${e.reason}`, {
       candidate_id: e.candidate_id,
       candidate_name: e.candidate_name,
       trace_id: e.trace_id
     })),
   StaleRevision: (e: StaleRevision) =>
-    Effect.fail(apiError(Conflict, "stale_revision", `The case is at revision ${e.current_revision}, not ${e.revision}`, {
+    Effect.fail(apiError(ApiErrors.StaleRevision, `The case is at revision ${e.current_revision}, not ${e.revision}`, {
       revision: e.revision,
       current_revision: e.current_revision
     })),
   ImmutableCase: (e: ImmutableCase) =>
-    Effect.fail(apiError(Conflict, "immutable_case", "The case is generated and cannot change: create a new case to re-evaluate", {
+    Effect.fail(apiError(ApiErrors.ImmutableCase, "The case is generated and cannot change: create a new case to re-evaluate", {
       case_id: e.case_id
     })),
   GenerationInProgress: (e: GenerationInProgress) =>
-    Effect.fail(apiError(Conflict, "generation_in_progress", "The case is being generated: poll it until it is done", {
+    Effect.fail(apiError(ApiErrors.GenerationInProgress, "The case is being generated: poll it until it is done", {
       case_id: e.case_id
     })),
   ConfigurationChanged: (e: ConfigurationChanged) =>
-    Effect.fail(apiError(Conflict, "configuration_changed",
+    Effect.fail(apiError(ApiErrors.ConfigurationChanged,
       "The leaderboard's candidates or base prompt changed since this draft: create a new case", { case_id: e.case_id })),
   CaseNotGenerated: (e: CaseNotGenerated) =>
-    Effect.fail(apiError(Conflict, "case_not_generated", "The case has no responses to review yet: generate it first", {
+    Effect.fail(apiError(ApiErrors.CaseNotGenerated, "The case has no responses to review yet: generate it first", {
       case_id: e.case_id
     })),
   InvalidVerdicts: (e: InvalidVerdicts) =>
-    Effect.fail(apiError(BadRequest, "invalid_verdicts", e.message, { response_ids: e.response_ids })),
+    Effect.fail(apiError(ApiErrors.InvalidVerdicts, e.message, { response_ids: e.response_ids })),
   WrongEvalType: (e: WrongEvalType) =>
-    Effect.fail(apiError(Conflict, "wrong_eval_type", `Human evaluation needs eval_type human; this leaderboard's is ${e.eval_type}`, {
+    Effect.fail(apiError(ApiErrors.WrongEvalType, `Human evaluation needs eval_type human; this leaderboard's is ${e.eval_type}`, {
       eval_type: e.eval_type
     })),
   InvalidCandidateCount: (e: InvalidCandidateCount) =>
-    Effect.fail(apiError(Conflict, "invalid_candidate_count",
+    Effect.fail(apiError(ApiErrors.InvalidCandidateCount,
       `Human evaluation needs 2 to 8 candidates; this leaderboard has ${e.count}`, { count: e.count })),
-  IdReused: (e: IdReused) => Effect.fail(apiError(Conflict, "id_reused", e.message, { id: e.id })),
+  IdReused: (e: IdReused) => Effect.fail(apiError(ApiErrors.IdReused, e.message, { id: e.id })),
   DocumentLimitExceeded: (e: DocumentLimitExceeded) =>
-    Effect.fail(apiError(PayloadTooLarge, "payload_too_large", e.message, { limit: e.limit })),
+    Effect.fail(apiError(ApiErrors.PayloadTooLarge, e.message, { limit: e.limit })),
   UnsupportedDocument: (e: UnsupportedDocument) =>
-    Effect.fail(apiError(BadRequest, "invalid_document", `${e.name}: ${e.reason}`, { name: e.name, reason: e.reason })),
+    Effect.fail(apiError(ApiErrors.InvalidDocument, `${e.name}: ${e.reason}`, { name: e.name, reason: e.reason })),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
-    Effect.fail(apiError(NotFound, "dataset_not_found", `The hub has no dataset ${e.dataset_id} that this workspace can read`))
+    Effect.fail(apiError(ApiErrors.DatasetNotFound, `The hub has no dataset ${e.dataset_id} that this workspace can read`))
 } as const
 
 type Mapper = typeof toApiError

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { type Invite, Members } from "@podium/domain/access"
+import { type Invite, Members, statusOf } from "@podium/domain/access"
 import { Api } from "../api/Api.ts"
 import { InviteView, MemberView } from "../api/InvitesApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
@@ -12,12 +12,12 @@ const inviteView = (invite: Invite) =>
     business_id: invite.workspace_id,
     email: invite.email,
     role: invite.role,
-    status: invite.status,
+    status: statusOf(invite),
     invited_by: invite.invited_by,
     redirect_to: invite.redirect_to,
     created_at: invite.created_at,
     expires_at: invite.expires_at,
-    accepted_at: invite.accepted_at,
+    accepted_at: invite._tag === "Accepted" ? invite.accepted_at : null,
     mail: {
       status: invite.mail_status,
       attempts: invite.mail_attempts,

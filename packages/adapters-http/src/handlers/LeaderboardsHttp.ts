@@ -2,7 +2,7 @@ import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { type Candidate, type Leaderboard, Leaderboards } from "@podium/domain/leaderboards"
 import { Api } from "../api/Api.ts"
-import type { CandidateView, LeaderboardView } from "../api/LeaderboardsApi.ts"
+import { type CandidateView, type LeaderboardView, UpdateLeaderboardRequest } from "../api/LeaderboardsApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "./ErrorMapping.ts"
 
@@ -28,17 +28,8 @@ const candidateView = (c: Candidate): typeof CandidateView.Type => ({ ...c })
 
 const withChallenge = (l: Leaderboard) => ({ leaderboard: leaderboardView(l), challenge: l.challenge })
 
-/**
- * Fields of the update request the service knows, and the leaderboard's own read-only ones:
- * everything else is kept as the open object's extra properties.
- */
-const knownUpdateFields = new Set([
-  "id", "business_id", "workspace_id", "created_at", "updated_at", "deleted_at", "challenge",
-  "name", "description", "status", "chosen_model_strategy", "chosen_leaderboard_model_id", "schedule",
-  "system_prompt", "model_prompt", "dataset_type", "dataset_url", "eval_type", "judge_provider", "judge_model",
-  "auto_limit_size", "max_samples_to_gather", "daily_event_limit", "monthly_event_limit",
-  "consolidate_every_events", "consolidate_every_hours", "dedupe", "end_date"
-])
+/** What the open update request declares; every other property it carries is the leaderboard's extra. */
+const updateFields: ReadonlySet<string> = new Set(Object.keys(UpdateLeaderboardRequest.schema.fields))
 
 export const LeaderboardsHttp = HttpApiBuilder.group(
   Api,
@@ -71,12 +62,8 @@ export const LeaderboardsHttp = HttpApiBuilder.group(
         }).pipe(mapDomainErrors))
       .handle("update", ({ params, payload }) =>
         Effect.gen(function*() {
-          const extra = Object.fromEntries(Object.entries(payload).filter(([key]) => !knownUpdateFields.has(key)))
-          const updated = yield* leaderboards.update(yield* CurrentPrincipal, params.leaderboard_id, {
-            ...payload,
-            status: payload.status,
-            extra
-          })
+          const extra = Object.fromEntries(Object.entries(payload).filter(([key]) => !updateFields.has(key)))
+          const updated = yield* leaderboards.update(yield* CurrentPrincipal, params.leaderboard_id, { ...payload, extra })
           return withChallenge(updated)
         }).pipe(mapDomainErrors))
       .handle("remove", ({ params }) =>

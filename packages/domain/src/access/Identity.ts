@@ -1,4 +1,4 @@
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Result } from "effect"
 import { type UserId, type WorkspaceId, IdGenerator } from "../shared/index.ts"
 import * as Invite from "./Invite.ts"
 import { InviteRepository } from "./InviteRepository.ts"
@@ -41,9 +41,7 @@ export class Identity extends Context.Service<Identity, {
       const acceptInvites = Effect.fnUntraced(function*(user: User, email: string, now: DateTime.Utc) {
         for (const pending of yield* invites.pendingForEmail(email, now)) {
           const accepted = Invite.accept(pending, user.id, now)
-          if (accepted._tag === "Success") {
-            yield* invites.accept(accepted.success, user.id, pending.role)
-          }
+          if (Result.isSuccess(accepted)) yield* invites.accept(accepted.success)
         }
       })
 

@@ -1,19 +1,21 @@
-import { DateTime, Result } from "effect"
+import { DateTime, Option, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { InviteId, UserId, WorkspaceId } from "../shared/index.ts"
-import { accept, create, effectiveStatus, revoke } from "./Invite.ts"
+import { accept, create, effectiveStatus, expire, type Invite, refresh, revoke, statusOf } from "./Invite.ts"
+import type { InviteNotPending } from "./WorkspaceErrors.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
-const pending = create({
+const input = {
   id: "0190a000-0000-7000-8000-000000000001" as InviteId,
   workspaceId: "0190a000-0000-7000-8000-000000000002" as WorkspaceId,
   email: "a@example.com",
-  role: "member",
+  role: "member" as const,
   invitedBy: null,
   redirectTo: null,
   now: t0
-})
+}
+const pending = create(input)
 
 const user = "0190a000-0000-7000-8000-000000000003" as UserId
 const at = (hours: number) => DateTime.add(t0, { hours })
@@ -26,8 +28,9 @@ describe("invite lifecycle", () => {
 
   it("accepting records who and when; an accepted invite cannot move again", () => {
     const accepted = Result.getOrThrow(accept(pending, user, at(1)))
-    expect(accepted.status).toBe("accepted")
+    expect(statusOf(accepted)).toBe("accepted")
     expect(accepted.accepted_by).toBe(user)
+    expect(accepted.accepted_at).toEqual(at(1))
     expect(Result.isFailure(accept(accepted, user, at(2)))).toBe(true)
     expect(Result.isFailure(revoke(accepted, at(2)))).toBe(true)
   })
@@ -37,14 +40,28 @@ describe("invite lifecycle", () => {
     expect(Result.isFailure(revoke(pending, at(200)))).toBe(true)
   })
 
-  it("property: any sequence of events leaves at most one transition out of pending, never back", () => {
+  it("only a pending invite past its expiry expires", () => {
+    expect(Option.isNone(expire(pending, at(7 * 24 - 1)))).toBe(true)
+    const expired = Option.getOrThrow(expire(pending, at(7 * 24)))
+    expect(statusOf(expired)).toBe("expired")
+    expect(Option.isNone(expire(expired, at(400)))).toBe(true)
+    expect(Option.isNone(expire(Result.getOrThrow(revoke(pending, at(1))), at(400)))).toBe(true)
+  })
+
+  it("a refresh keeps the id, email and creation time, takes the rest and queues the mail again", () => {
+    const sent = { ...pending, mail_status: "sent" as const, mail_attempts: 1, mail_sent_at: at(1) }
+    const fresh = create({ ...input, id: "0190a000-0000-7000-8000-000000000009" as InviteId, role: "admin", now: at(2) })
+    expect(refresh(sent, fresh)).toEqual({ ...fresh, id: pending.id, created_at: t0 })
+  })
+
+  it("property: of any sequence of events the first within the lifetime wins; nothing moves after it", () => {
     const event = fc.record({ kind: fc.constantFrom("accept", "revoke"), hours: fc.integer({ min: 0, max: 400 }) })
     fc.assert(fc.property(fc.array(event, { maxLength: 12 }), (events) => {
-      let invite = pending
+      let invite: Invite = pending
       let transitions = 0
       const sorted = [...events].sort((a, b) => a.hours - b.hours)
       for (const e of sorted) {
-        const next = e.kind === "accept" ? accept(invite, user, at(e.hours)) : revoke(invite, at(e.hours))
+        const next: Result.Result<Invite, InviteNotPending> = e.kind === "accept" ? accept(invite, user, at(e.hours)) : revoke(invite, at(e.hours))
         if (Result.isSuccess(next)) {
           expect(effectiveStatus(invite, at(e.hours))).toBe("pending")
           expect(e.hours).toBeLessThan(7 * 24)
@@ -53,8 +70,8 @@ describe("invite lifecycle", () => {
         }
       }
       expect(transitions).toBeLessThanOrEqual(1)
-      if (invite.status === "accepted") expect(invite.accepted_at).not.toBeNull()
-      else expect(invite.accepted_at).toBeNull()
+      const first = sorted.find((e) => e.hours < 7 * 24)
+      expect(statusOf(invite)).toBe(first === undefined ? "pending" : first.kind === "accept" ? "accepted" : "revoked")
     }))
   })
 })

@@ -1,20 +1,24 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { InviteId, UserId, WorkspaceId } from "../shared/index.ts"
-import type { Invite, MailStatus } from "./Invite.ts"
-import type { Role } from "./Workspace.ts"
+import type { InviteId, WorkspaceId } from "../shared/index.ts"
+import type { AcceptedInvite, ExpiredInvite, Invite, MailStatus, PendingInvite, RevokedInvite } from "./Invite.ts"
 
-/** Invites. At most one pending invite per workspace and email (the database enforces it). */
+/**
+ * Invites. At most one pending invite per workspace and email, in any case (the database enforces
+ * it); every write out of pending is conditional on the stored invite still being pending.
+ */
 export class InviteRepository extends Context.Service<InviteRepository, {
-  /** Inserts a new pending invite, or refreshes the role, expiry and link of the pending one for that email. */
-  readonly upsertPending: (invite: Invite) => Effect.Effect<Invite>
+  /** Inserts a new pending invite, or `refresh`es the pending one for that workspace and email. */
+  readonly upsertPending: (invite: PendingInvite) => Effect.Effect<PendingInvite>
   readonly find: (workspaceId: WorkspaceId, id: InviteId) => Effect.Effect<Option.Option<Invite>>
-  readonly listPending: (workspaceId: WorkspaceId, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<Invite>>
-  readonly pendingForEmail: (email: string, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<Invite>>
-  /** Marks the invite accepted and adds the membership in one transaction; false if it was no longer pending. */
-  readonly accept: (invite: Invite, userId: UserId, role: Role) => Effect.Effect<boolean>
-  /** Stores a transition out of pending; false if it was no longer pending. */
-  readonly settle: (invite: Invite) => Effect.Effect<boolean>
-  /** Records one delivery attempt of the invite mail. */
+  /** Pending invites not yet past their expiry, newest first. */
+  readonly listPending: (workspaceId: WorkspaceId, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<PendingInvite>>
+  /** Pending invites not yet past their expiry for this email (any case), in every workspace. */
+  readonly pendingForEmail: (email: string, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<PendingInvite>>
+  /** Stores the acceptance and adds the membership (an existing one keeps its role) at once; false if it was no longer pending. */
+  readonly accept: (invite: AcceptedInvite) => Effect.Effect<boolean>
+  /** Stores a transition out of pending that adds no member; false if it was no longer pending. */
+  readonly settle: (invite: RevokedInvite | ExpiredInvite) => Effect.Effect<boolean>
+  /** Records one delivery attempt of the invite mail; `at` becomes `mail_sent_at` when it was sent. */
   readonly recordMail: (
     id: InviteId,
     attempt: { readonly status: MailStatus; readonly attempts: number; readonly lastError: string | null; readonly at: DateTime.Utc }

@@ -32,20 +32,20 @@ export interface RemoveInput {
 }
 
 export interface SentInvite {
-  readonly invite: Invites.Invite
+  readonly invite: Invites.PendingInvite
   readonly acceptUrl: string
 }
 
 export type Removal =
   | { readonly _tag: "MemberRemoved"; readonly workspaceId: WorkspaceId; readonly userId: UserId }
-  | { readonly _tag: "InviteRevoked"; readonly invite: Invites.Invite }
+  | { readonly _tag: "InviteRevoked"; readonly invite: Invites.RevokedInvite }
 
 /** Members and invites of a workspace; managed by its owners and admins. */
 export class Members extends Context.Service<Members, {
   readonly list: (principal: Principal, businessId: WorkspaceId | undefined) => Effect.Effect<{
     readonly workspaceId: WorkspaceId
     readonly members: ReadonlyArray<Member>
-    readonly invites: ReadonlyArray<Invites.Invite>
+    readonly invites: ReadonlyArray<Invites.PendingInvite>
   }, Forbidden>
   /** Creates or refreshes the pending invite and queues its mail for durable delivery. */
   readonly invite: (principal: Principal, input: InviteInput) => Effect.Effect<SentInvite, Forbidden | AlreadyMember>
@@ -106,7 +106,7 @@ export class Members extends Context.Service<Members, {
           const now = yield* invites.find(workspaceId, inviteId)
           return yield* new InviteNotPending({
             invite_id: inviteId,
-            status: Option.match(now, { onNone: () => "gone", onSome: (i) => i.status })
+            status: Option.match(now, { onNone: () => "gone", onSome: Invites.statusOf })
           })
         }
         return { _tag: "InviteRevoked", invite: revoked } as const

@@ -1,5 +1,7 @@
 import { Context, DateTime, Effect, Layer, Option, Result } from "effect"
-import { type CaseResponse, complete, generationMessages, type HumanCase, type Slot } from "./HumanCase.ts"
+import { generationMessages, type HumanCase } from "./HumanCase.ts"
+import type { CaseResponse, Slot } from "./CaseStage.ts"
+import { complete } from "./CaseLifecycle.ts"
 import type { CaseId } from "./HumanEval.ts"
 import { type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
 import { ChatProvider, TraceWriter, ChatTargets, isCallable } from "../inference/index.ts"

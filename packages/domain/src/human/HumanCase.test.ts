@@ -1,21 +1,10 @@
 import { DateTime, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import {
-  type CaseResponse,
-  claim,
-  complete,
-  configurationOf,
-  createCase,
-  creationKey,
-  generationMessages,
-  type HumanCase,
-  reviewState,
-  saveConfig,
-  saveReview,
-  type Slot,
-  slotsFor
-} from "./HumanCase.ts"
+import { configurationOf, createCase, creationKey, generationMessages, type HumanCase, slotsFor } from "./HumanCase.ts"
+import { type CaseResponse, reviewState, type Slot } from "./CaseStage.ts"
+import { claim, complete, saveConfig, saveReview } from "./CaseLifecycle.ts"
+import { blindFailure, reviewerView } from "./ReviewerView.ts"
 import type { CaseId, ResponseId } from "./HumanEval.ts"
 import type { WorkspaceId } from "../shared/index.ts"
 import type { CandidateId, LeaderboardId } from "../leaderboards/index.ts"
@@ -221,5 +210,54 @@ describe("the human case lifecycle", () => {
       { role: "user", content: "Document: policy.md\n30 days\n\nContext:\nOrder 1\n\nRefund?" }
     ])
     expect(generationMessages({ prompt: "", context: "", input: "Hi" }, [])).toEqual([{ role: "user", content: "Hi" }])
+  })
+})
+
+describe("the reviewer's view of a case", () => {
+  const generating = Result.getOrThrow(claim(draft(), { configuration, claimId: "k", slots: slotsFor(candidates, responseIds, [0, 1, 2]) }, t0))
+  const slots = generating.stage._tag === "Generating" ? generating.stage.slots : []
+  const generated = Result.getOrThrow(complete(generating, { claimId: "k", responses: answered(slots, new Set([1])) }, t0))
+  const review = (c: HumanCase, confirm: boolean, revision: number) =>
+    Result.getOrThrow(saveReview(c, {
+      revision,
+      confirm,
+      review: { verdicts: confirm ? { [responseIds[0]!]: "correct", [responseIds[2]!]: "incorrect" } : {}, reference: "", notes: "" }
+    }, t0))
+  const view = (c: HumanCase) =>
+    reviewerView({ case: c, responses: c.stage._tag === "Generated" ? c.stage.responses : [], response_total: 3, history: [], current: true })
+
+  it("hides the models, costs and failure reasons until the review is first confirmed", () => {
+    for (const blind of [generated, review(generated, false, 3)]) {
+      const responses = view(blind).responses
+      expect(responses.map((r) => [r.label, r.output, r.model, r.cost_usd])).toEqual([
+        ["A", "answer 0", null, null],
+        ["B", null, null, null],
+        ["C", "answer 2", null, null]
+      ])
+      expect(responses[1]!.error).toBe(blindFailure)
+    }
+  })
+
+  it("shows them from the first confirmation on, also after a later draft review", () => {
+    const confirmed = review(generated, true, 3)
+    for (const revealed of [confirmed, review(confirmed, false, 4)]) {
+      const responses = view(revealed).responses
+      expect(responses.map((r) => [r.model?.leaderboard_model_id, r.model?.name, r.cost_usd])).toEqual([
+        [candidates[0]!.id, candidates[0]!.name, 0.001],
+        [candidates[1]!.id, candidates[1]!.name, null],
+        [candidates[2]!.id, candidates[2]!.name, 0.001]
+      ])
+      expect(responses[1]!.error).toBe("the endpoint answered 500")
+    }
+    expect([view(confirmed).review_state, view(review(confirmed, false, 4)).review_state]).toEqual(["confirmed", "draft"])
+  })
+
+  it("names each stage's status and review", () => {
+    expect([draft(), generating, generated].map((c) => [view(c).status, view(c).review_state, view(c).review])).toEqual([
+      ["draft", "none", null],
+      ["generating", "none", null],
+      ["generated", "none", null]
+    ])
+    expect(view(review(generated, false, 3)).review).toEqual({ state: "draft", verdicts: {}, reference: "", notes: "", saved_at: t0 })
   })
 })

@@ -1,6 +1,7 @@
 import { Context, type DateTime, type Effect, type Option, Schema } from "effect"
-import type { CaseResponse, HumanCase, ReviewInput } from "./HumanCase.ts"
-import type { Tallies } from "./HumanRanking.ts"
+import type { HumanCase } from "./HumanCase.ts"
+import type { CaseResponse, CaseStatus, ReviewInput, ReviewState } from "./CaseStage.ts"
+import type { RankingCandidate, Tallies } from "./HumanRanking.ts"
 import type { CaseId } from "./HumanEval.ts"
 import type { UserId } from "../shared/index.ts"
 import type { LeaderboardId } from "../leaderboards/index.ts"
@@ -29,8 +30,8 @@ export type Inserted =
 /** A case as the summary lists it. */
 export interface CaseListItem {
   readonly id: CaseId
-  readonly status: "draft" | "generating" | "generated"
-  readonly review_state: "none" | "draft" | "confirmed"
+  readonly status: CaseStatus
+  readonly review_state: ReviewState
   readonly revision: number
   readonly input: string
   /** Made under the leaderboard's current configuration (the cohort the ranking covers). */
@@ -50,6 +51,12 @@ export interface CaseCounts {
   readonly next_pending_case: CaseId | null
 }
 
+/** The configuration a ranking is over, and its candidates: whose winner `ranking_winner` serves. */
+export interface RankingCohort {
+  readonly configuration: string
+  readonly candidates: ReadonlyArray<RankingCandidate>
+}
+
 /**
  * Human-evaluation cases. Every change is conditional on the revision it was computed from, so two
  * requests (or instances) cannot both move a case: the loser's `update` answers false.
@@ -60,9 +67,15 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
   readonly find: (leaderboardId: LeaderboardId, id: CaseId) => Effect.Effect<Option.Option<HumanCase>>
   /**
    * Writes `next` over the stored case if that is still at revision `next.revision - 1`, with the
-   * review's verdicts on the responses and `history` appended, in one transaction.
+   * review's verdicts on the responses and the ranking's tallies moved, in one transaction.
    */
-  readonly update: (next: HumanCase, history?: ReviewHistoryEntry) => Effect.Effect<boolean>
+  readonly update: (next: HumanCase) => Effect.Effect<boolean>
+  /**
+   * `update` for a saved review, which also appends `history` and records the leaderboard's
+   * ranking winner over `cohort`, all in one transaction: the candidate `ranking_winner` serves
+   * always agrees with the stored reviews, whichever saves run at the same time.
+   */
+  readonly saveReview: (next: HumanCase, history: ReviewHistoryEntry, cohort: RankingCohort) => Effect.Effect<boolean>
   /**
    * Stores a generated response; a second save for the same slot keeps the first (activities
    * repeat). Fails with `ResponseRefused` when the database refuses the response's data.

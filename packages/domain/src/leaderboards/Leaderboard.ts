@@ -1,4 +1,4 @@
-import { Result, Schema } from "effect"
+import { type DateTime, Result, Schema } from "effect"
 import { InvalidInput, WorkspaceId } from "../shared/index.ts"
 
 export const LeaderboardId = Schema.String.check(Schema.isUUID()).pipe(Schema.brand("LeaderboardId"))
@@ -52,7 +52,9 @@ export class Leaderboard extends Schema.Class<Leaderboard>("Leaderboard")({
   /** Properties clients sent that the service does not know; kept and returned (open object). */
   extra: Schema.Record(Schema.String, Schema.Unknown),
   created_at: Schema.DateTimeUtc,
-  updated_at: Schema.DateTimeUtc
+  updated_at: Schema.DateTimeUtc,
+  /** Counts the changes made to the leaderboard (and its candidate list): a write names the one it read. */
+  version: Schema.Int
 }) {}
 
 const httpUrl = /^https?:\/\/[^\s/]+/
@@ -110,3 +112,84 @@ export const checkUpdate = (
   }
   return Result.void
 }
+
+export type ChallengeInput = Partial<{ -readonly [K in keyof Challenge]: Challenge[K] | undefined }>
+
+/** A PATCH: what it sends changes, what it leaves out stays. */
+export interface UpdateInput extends ChallengeInput {
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly status?: LeaderboardStatus | undefined
+  readonly chosen_model_strategy?: typeof ChosenModelStrategy.Type | undefined
+  readonly chosen_leaderboard_model_id?: CandidateId | null | undefined
+  readonly schedule?: Readonly<Record<string, unknown>> | undefined
+  /** Every other property of the (open) request: stored and returned, unless it names a read-only field. */
+  readonly extra: Readonly<Record<string, unknown>>
+}
+
+/** The challenge `input` describes, with `base` (else the defaults) for what it leaves out. */
+export const challengeOf = (input: ChallengeInput, base?: Challenge): Challenge => {
+  const pick = <K extends keyof Challenge>(key: K, fallback: Challenge[K]): Challenge[K] =>
+    input[key] !== undefined ? input[key] as Challenge[K] : base !== undefined ? base[key] : fallback
+  return {
+    system_prompt: pick("system_prompt", null),
+    model_prompt: pick("model_prompt", null),
+    eval_type: pick("eval_type", "exact"),
+    judge_provider: pick("judge_provider", null),
+    judge_model: pick("judge_model", null),
+    dataset_type: pick("dataset_type", "GET"),
+    dataset_url: pick("dataset_url", null),
+    auto_limit_size: pick("auto_limit_size", false),
+    max_samples_to_gather: pick("max_samples_to_gather", null),
+    daily_event_limit: pick("daily_event_limit", null),
+    monthly_event_limit: pick("monthly_event_limit", null),
+    consolidate_every_events: pick("consolidate_every_events", null),
+    consolidate_every_hours: pick("consolidate_every_hours", null),
+    dedupe: pick("dedupe", false),
+    end_date: pick("end_date", null)
+  }
+}
+
+/** The leaderboard's own read-only fields, as stored and as shown: an extra property never shadows one. */
+const readOnlyFields: ReadonlySet<string> = new Set([
+  "id", "business_id", "workspace_id", "created_at", "updated_at", "deleted_at", "challenge"
+])
+
+/**
+ * `current` after a PATCH, at the next version. Sending anything but `status` counts as a change
+ * (an archived leaderboard refuses it), and the result must name a usable dataset and, if any, a
+ * chosen candidate among `current.candidates`.
+ */
+export const applyUpdate = (
+  current: { readonly leaderboard: Leaderboard; readonly candidates: ReadonlyArray<{ readonly id: CandidateId }> },
+  input: UpdateInput,
+  now: DateTime.Utc
+): Result.Result<Leaderboard, InvalidInput | LeaderboardArchived> =>
+  Result.gen(function*() {
+    const { leaderboard } = current
+    const { extra, status, ...fields } = input
+    const changesOtherFields = Object.values(fields).some((value) => value !== undefined) || Object.keys(extra).length > 0
+    yield* checkUpdate(leaderboard, { status, changesOtherFields })
+    const challenge = challengeOf(input, leaderboard.challenge)
+    yield* checkDataset(challenge)
+    const next = new Leaderboard({
+      ...leaderboard,
+      name: input.name ?? leaderboard.name,
+      description: input.description ?? leaderboard.description,
+      status: status === undefined || status === "running" ? leaderboard.status : status,
+      chosen_model_strategy: input.chosen_model_strategy ?? leaderboard.chosen_model_strategy,
+      chosen_leaderboard_model_id: input.chosen_leaderboard_model_id === undefined
+        ? leaderboard.chosen_leaderboard_model_id
+        : input.chosen_leaderboard_model_id,
+      schedule: input.schedule ?? leaderboard.schedule,
+      challenge,
+      extra: {
+        ...leaderboard.extra,
+        ...Object.fromEntries(Object.entries(extra).filter(([key]) => !readOnlyFields.has(key)))
+      },
+      updated_at: now,
+      version: leaderboard.version + 1
+    })
+    yield* checkChoice(next, current.candidates.map((c) => c.id))
+    return next
+  })

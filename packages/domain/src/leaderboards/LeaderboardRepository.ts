@@ -12,7 +12,12 @@ export interface Serving {
   readonly ranking_winner: string | null
 }
 
-/** Leaderboards and their candidates. Deleted leaderboards are kept but never returned. */
+/**
+ * Leaderboards and their candidates. Deleted leaderboards are kept but never returned. A write is
+ * conditional on the version it was computed from, so two requests (or instances) cannot overwrite
+ * each other: the loser's `update` answers false. A chosen candidate is a candidate of its
+ * leaderboard (naming another dies, as a broken rule of the caller's); removing it clears the choice.
+ */
 export class LeaderboardRepository extends Context.Service<LeaderboardRepository, {
   readonly insert: (leaderboard: Leaderboard) => Effect.Effect<void>
   readonly list: (
@@ -32,13 +37,20 @@ export class LeaderboardRepository extends Context.Service<LeaderboardRepository
    * announcement of it arrives (normally milliseconds). Never the basis of a write.
    */
   readonly servingSnapshot: (id: LeaderboardId) => Effect.Effect<Option.Option<Serving>>
-  readonly update: (leaderboard: Leaderboard) => Effect.Effect<void>
+  /**
+   * Writes `next` over the stored leaderboard if that is still at version `next.version - 1` and not
+   * deleted; false otherwise. Its id, workspace and creation time stay as stored.
+   */
+  readonly update: (next: Leaderboard) => Effect.Effect<boolean>
   /** Records the ranking's winner (null: none, or a tie). */
   readonly setRankingWinner: (id: LeaderboardId, candidateId: string | null) => Effect.Effect<void>
   readonly softDelete: (id: LeaderboardId, now: DateTime.Utc) => Effect.Effect<boolean>
   readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>
   /** `sealedToken` is the candidate's credential, sealed by SecretCipher. */
   readonly insertCandidate: (candidate: Candidate, sealedToken: string | null) => Effect.Effect<void>
-  /** Removes the candidate, and clears it as the chosen one, in one transaction. */
+  /**
+   * Removes the candidate and moves its leaderboard to the next version, in one transaction: a
+   * chosen candidate is no longer chosen, and manual serving falls back to the ranking winner.
+   */
   readonly removeCandidate: (leaderboardId: LeaderboardId, id: CandidateId) => Effect.Effect<boolean>
 }>()("@podium/domain/leaderboards/LeaderboardRepository") {}

@@ -3,34 +3,23 @@ import { type Forbidden, type Principal, visibleMembership, workspaceOf } from "
 import { type AuthType, Candidate, checkCandidate, type Platform } from "./Candidate.ts"
 import { type InvalidInput, NotFound, type WorkspaceId, IdGenerator, SecretCipher } from "../shared/index.ts"
 import {
+  applyUpdate,
   type CandidateId,
-  type Challenge,
-  checkChoice,
+  type ChallengeInput,
+  challengeOf,
   checkDataset,
   checkUpdate,
   Leaderboard,
   type LeaderboardArchived,
-  type LeaderboardId
+  type LeaderboardId,
+  type UpdateInput
 } from "./Leaderboard.ts"
 import { LeaderboardRepository, type Serving } from "./LeaderboardRepository.ts"
-
-export type ChallengeInput = Partial<{ -readonly [K in keyof Challenge]: Challenge[K] | undefined }>
 
 export interface CreateInput extends ChallengeInput {
   readonly name: string
   readonly description?: string | undefined
   readonly business_id?: WorkspaceId | undefined
-}
-
-export interface UpdateInput extends ChallengeInput {
-  readonly name?: string | undefined
-  readonly description?: string | undefined
-  readonly status?: "active" | "paused" | "archived" | "running" | undefined
-  readonly chosen_model_strategy?: "ranking_winner" | "manual" | undefined
-  readonly chosen_leaderboard_model_id?: CandidateId | null | undefined
-  readonly schedule?: Readonly<Record<string, unknown>> | undefined
-  /** Unknown properties of the (open) update request: stored and returned. */
-  readonly extra: Readonly<Record<string, unknown>>
 }
 
 export interface CandidateInput {
@@ -52,27 +41,11 @@ export interface LeaderboardDetail {
   readonly candidates: ReadonlyArray<Candidate>
 }
 
-const challengeOf = (input: ChallengeInput, base?: Challenge): Challenge => {
-  const pick = <K extends keyof Challenge>(key: K, fallback: Challenge[K]): Challenge[K] =>
-    input[key] !== undefined ? input[key] as Challenge[K] : base !== undefined ? base[key] : fallback
-  return {
-    system_prompt: pick("system_prompt", null),
-    model_prompt: pick("model_prompt", null),
-    eval_type: pick("eval_type", "exact"),
-    judge_provider: pick("judge_provider", null),
-    judge_model: pick("judge_model", null),
-    dataset_type: pick("dataset_type", "GET"),
-    dataset_url: pick("dataset_url", null),
-    auto_limit_size: pick("auto_limit_size", false),
-    max_samples_to_gather: pick("max_samples_to_gather", null),
-    daily_event_limit: pick("daily_event_limit", null),
-    monthly_event_limit: pick("monthly_event_limit", null),
-    consolidate_every_events: pick("consolidate_every_events", null),
-    consolidate_every_hours: pick("consolidate_every_hours", null),
-    dedupe: pick("dedupe", false),
-    end_date: pick("end_date", null)
-  }
-}
+/**
+ * How often an update is recomputed after losing the race to another write. Each loss means some
+ * other write landed, so only sustained contention from this many writers exhausts it.
+ */
+const updateAttempts = 50
 
 /** Leaderboards and candidates of the caller's workspace; another workspace's do not exist for them. */
 export class Leaderboards extends Context.Service<Leaderboards, {
@@ -164,7 +137,8 @@ export class Leaderboards extends Context.Service<Leaderboards, {
           challenge,
           extra: {},
           created_at: now,
-          updated_at: now
+          updated_at: now,
+          version: 1
         })
         yield* repository.insert(leaderboard)
         return leaderboard
@@ -184,32 +158,12 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         id: LeaderboardId,
         input: UpdateInput
       ) {
-        const current = yield* visible(principal, id)
-        const { extra, name, description, status, chosen_model_strategy, chosen_leaderboard_model_id, schedule } = input
-        const changesOtherFields = Object.entries(input).some(([key, value]) =>
-          key !== "status" && value !== undefined && !(key === "extra" && Object.keys(extra).length === 0)
-        )
-        yield* Effect.fromResult(checkUpdate(current, { status, changesOtherFields }))
-        const challenge = challengeOf(input, current.challenge)
-        yield* Effect.fromResult(checkDataset(challenge))
-        const next = new Leaderboard({
-          ...current,
-          name: name ?? current.name,
-          description: description ?? current.description,
-          status: status === undefined || status === "running" ? current.status : status,
-          chosen_model_strategy: chosen_model_strategy ?? current.chosen_model_strategy,
-          chosen_leaderboard_model_id: chosen_leaderboard_model_id === undefined
-            ? current.chosen_leaderboard_model_id
-            : chosen_leaderboard_model_id,
-          schedule: schedule ?? current.schedule,
-          challenge,
-          extra: { ...current.extra, ...extra },
-          updated_at: yield* DateTime.now
-        })
-        const candidates = yield* repository.candidates(id)
-        yield* Effect.fromResult(checkChoice(next, candidates.map((c) => c.id)))
-        yield* repository.update(next)
-        return next
+        for (let attempt = 1; attempt <= updateAttempts; attempt++) {
+          const current = yield* visibleServing(principal, id)
+          const next = yield* Effect.fromResult(applyUpdate(current, input, yield* DateTime.now))
+          if (yield* repository.update(next)) return next
+        }
+        return yield* Effect.die(new Error(`leaderboard ${id}: every update lost to a concurrent write`))
       })
 
       const remove = Effect.fn("Leaderboards.remove")(function*(principal: Principal, id: LeaderboardId) {

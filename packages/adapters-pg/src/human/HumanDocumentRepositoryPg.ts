@@ -2,7 +2,7 @@ import { DateTime, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type DocumentId, HumanDocument, HumanDocumentRepository } from "@podium/domain/human"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import { toDate, toDateOrNull } from "./Rows.ts"
+import { toDate, toDateOrNull } from "../Rows.ts"
 
 interface DocumentRow {
   readonly id: string

@@ -2,7 +2,7 @@ import { Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { WorkspaceId } from "@podium/domain/shared"
 import { PushTokenRepository } from "@podium/domain/access"
-import { NullableTimestamp, toDate } from "./Rows.ts"
+import { NullableTimestamp, toDate } from "../Rows.ts"
 
 const PushTokenRow = Schema.Struct({
   id: Schema.String,

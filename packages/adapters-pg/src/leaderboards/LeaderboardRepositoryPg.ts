@@ -8,8 +8,8 @@ import {
   LeaderboardRepository,
   type Serving,
 } from "@podium/domain/leaderboards"
-import { ChangeFeed } from "./ChangeFeedPg.ts"
-import { Timestamp, toDate } from "./Rows.ts"
+import { ChangeFeed } from "../ChangeFeedPg.ts"
+import { Timestamp, toDate } from "../Rows.ts"
 
 const LeaderboardRow = Schema.Struct({ ...Leaderboard.fields, created_at: Timestamp, updated_at: Timestamp })
 const CandidateRow = Schema.Struct({ ...Candidate.fields, created_at: Timestamp })
@@ -30,7 +30,7 @@ const layer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
     const columns = sql`id, workspace_id, name, description, status, chosen_model_strategy, chosen_leaderboard_model_id,
-      schedule, challenge, extra, created_at, updated_at`
+      schedule, challenge, extra, created_at, updated_at, version`
     const candidateColumns = sql`id, leaderboard_id, name, platform, model_name, model_url, url, model_id::text AS model_id,
       auth_type, auth_header_name, sealed_token IS NOT NULL AS has_token, input_price_per_m_tokens,
       output_price_per_m_tokens, created_at`
@@ -85,10 +85,10 @@ const layer = Layer.effect(
     return LeaderboardRepository.of({
       insert: (l) =>
         sql`INSERT INTO leaderboards (id, workspace_id, name, description, status, chosen_model_strategy,
-              chosen_leaderboard_model_id, schedule, challenge, extra, created_at, updated_at)
+              chosen_leaderboard_model_id, schedule, challenge, extra, created_at, updated_at, version)
             VALUES (${l.id}, ${l.workspace_id}, ${l.name}, ${l.description}, ${l.status}, ${l.chosen_model_strategy},
               ${l.chosen_leaderboard_model_id}, ${pg.json(l.schedule)}, ${pg.json(l.challenge)}, ${pg.json(l.extra)},
-              ${toDate(l.created_at)}, ${toDate(l.updated_at)})`.pipe(Effect.asVoid, Effect.orDie),
+              ${toDate(l.created_at)}, ${toDate(l.updated_at)}, ${l.version})`.pipe(Effect.asVoid, Effect.orDie),
       list: (workspaceId, page) =>
         list({ workspaceId, ...page }).pipe(Effect.map((rows) => rows.map(toLeaderboard)), Effect.orDie),
       find: (id) => find(id).pipe(Effect.map(Option.map(toLeaderboard)), Effect.orDie),
@@ -98,8 +98,13 @@ const layer = Layer.effect(
         sql`UPDATE leaderboards SET name = ${l.name}, description = ${l.description}, status = ${l.status},
               chosen_model_strategy = ${l.chosen_model_strategy},
               chosen_leaderboard_model_id = ${l.chosen_leaderboard_model_id}, schedule = ${pg.json(l.schedule)},
-              challenge = ${pg.json(l.challenge)}, extra = ${pg.json(l.extra)}, updated_at = ${toDate(l.updated_at)}
-            WHERE id = ${l.id} AND deleted_at IS NULL`.pipe(Effect.asVoid, Effect.orDie, Effect.ensuring(dropCopy(l.id))),
+              challenge = ${pg.json(l.challenge)}, extra = ${pg.json(l.extra)}, updated_at = ${toDate(l.updated_at)},
+              version = ${l.version}
+            WHERE id = ${l.id} AND version = ${l.version - 1} AND deleted_at IS NULL RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie,
+          Effect.ensuring(dropCopy(l.id))
+        ),
       setRankingWinner: (id, candidateId) =>
         sql`UPDATE leaderboards SET ranking_winner_id = ${candidateId}
             WHERE id = ${id} AND ranking_winner_id IS DISTINCT FROM ${candidateId}::uuid`.pipe(
@@ -124,12 +129,16 @@ const layer = Layer.effect(
         ),
       removeCandidate: (leaderboardId, id) =>
         sql.withTransaction(Effect.gen(function*() {
+          // The leaderboard first, as an update does: an update racing this one waits and then
+          // finds a new version, instead of deadlocking on the candidate its foreign key checks.
+          yield* sql`SELECT 1 FROM leaderboards WHERE id = ${leaderboardId} FOR NO KEY UPDATE`
           const removed = yield* sql`DELETE FROM leaderboard_models
                                      WHERE id = ${id} AND leaderboard_id = ${leaderboardId} RETURNING id`
           if (removed.length === 0) return false
-          // A removed candidate cannot stay the chosen one; manual serving falls back to the ranking.
-          yield* sql`UPDATE leaderboards SET chosen_leaderboard_model_id = NULL, chosen_model_strategy = 'ranking_winner'
-                     WHERE id = ${leaderboardId} AND chosen_leaderboard_model_id = ${id}`
+          // The foreign key has cleared a choice of this candidate; manual serving falls back to the ranking.
+          yield* sql`UPDATE leaderboards SET version = version + 1, chosen_model_strategy = CASE
+                       WHEN chosen_leaderboard_model_id IS NULL THEN 'ranking_winner' ELSE chosen_model_strategy END
+                     WHERE id = ${leaderboardId}`
           return true
         })).pipe(Effect.orDie, Effect.ensuring(dropCopy(leaderboardId)))
     })

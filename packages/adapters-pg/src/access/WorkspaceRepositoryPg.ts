@@ -2,7 +2,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { WorkspaceRepository, Member, Membership, User } from "@podium/domain/access"
 import type { WorkspaceId } from "@podium/domain/shared"
-import { Timestamp, toDate } from "./Rows.ts"
+import { Timestamp, toDate } from "../Rows.ts"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, joined_at: Timestamp })
 const MemberRow = Schema.Struct({ ...Member.fields, joined_at: Timestamp })

@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BudgetLedger, type Reserved } from "@podium/domain/access"
 import { IdGenerator } from "@podium/domain/shared"
-import { toDate } from "./Rows.ts"
+import { toDate } from "../Rows.ts"
 
 /** Money as Postgres numeric text: JavaScript's shortest decimal form of the number, exact from there on. */
 const money = (usd: number) => String(usd)

@@ -4,10 +4,14 @@ import { SqlClient } from "effect/sql"
 import {
   Attachment,
   CaseResponse,
+  type CaseStatus,
+  caseStatus,
   contributionOf,
+  fromTallies,
   HumanCase,
   Review,
   ReviewInput,
+  reviewState,
   Slot,
   Stage,
   type CaseId,
@@ -17,12 +21,14 @@ import {
   type CaseKey,
   type CaseListItem,
   HumanCaseRepository,
+  type RankingCohort,
   type ReviewHistoryEntry,
   ResponseRefused,
+  winner,
 } from "@podium/domain/human"
-import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { type LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
 import { storableText } from "@podium/domain/shared"
-import { toDate, toDateOrNull } from "./Rows.ts"
+import { toDate, toDateOrNull } from "../Rows.ts"
 
 /** jsonb columns hold the JSON encoding of the domain's schemas (timestamps as ISO strings). */
 const json = <S extends Schema.Top & { readonly DecodingServices: never; readonly EncodingServices: never }>(schema: S) => {
@@ -50,7 +56,7 @@ interface CaseRow {
   readonly configuration: string
   readonly creation_key: string
   readonly revision: number
-  readonly stage: "draft" | "generating" | "generated"
+  readonly stage: CaseStatus
   readonly claim_id: string | null
   readonly claimed_at: Date | null
   readonly slots: unknown
@@ -136,18 +142,24 @@ const toResponse = (slot: Slot, row: ResponseRow): CaseResponse => ({
   created_at: utc(row.created_at)
 })
 
-const toCase = (row: CaseRow, responses: ReadonlyArray<ResponseRow>): HumanCase => {
-  const slots = row.slots === null ? [] : SlotsJson.decode(row.slots)
-  const stage: Stage = row.stage === "draft"
-    ? Stage.cases.Draft.make({})
-    : row.stage === "generating"
-    ? Stage.cases.Generating.make({ claim_id: row.claim_id!, claimed_at: utc(row.claimed_at!), slots: [...slots] })
-    : Stage.cases.Generated.make({
+const slotsOf = (row: CaseRow) => (row.slots === null ? [] : SlotsJson.decode(row.slots))
+
+/** The stage of each stored status (CaseStatus): a status without one is a compile error. */
+const stageOf: { readonly [S in CaseStatus]: (row: CaseRow, responses: ReadonlyArray<ResponseRow>) => Stage } = {
+  draft: () => Stage.cases.Draft.make({}),
+  generating: (row) =>
+    Stage.cases.Generating.make({ claim_id: row.claim_id!, claimed_at: utc(row.claimed_at!), slots: [...slotsOf(row)] }),
+  generated: (row, responses) =>
+    Stage.cases.Generated.make({
       generated_at: utc(row.generated_at!),
-      responses: inSlotOrder(slots, responses),
+      responses: inSlotOrder(slotsOf(row), responses),
       review: ReviewJson.decode(row.review),
       revealed_at: row.revealed_at === null ? null : utc(row.revealed_at)
     })
+}
+
+const toCase = (row: CaseRow, responses: ReadonlyArray<ResponseRow>): HumanCase => {
+  const stage = stageOf[row.stage](row, responses)
   return new HumanCase({
     id: row.id as CaseId,
     leaderboard_id: row.leaderboard_id as LeaderboardId,
@@ -168,18 +180,20 @@ const toCase = (row: CaseRow, responses: ReadonlyArray<ResponseRow>): HumanCase 
 
 /** The stage as columns: what `human_cases` stores for each variant. */
 const stageColumns = (c: HumanCase) => {
-  const s = c.stage
-  const review = s._tag === "Generated" ? s.review : Review.cases.Unreviewed.make({})
-  return {
-    stage: s._tag === "Draft" ? "draft" : s._tag === "Generating" ? "generating" : "generated",
-    claim_id: s._tag === "Generating" ? s.claim_id : s._tag === "Generated" ? "completed" : null,
-    claimed_at: s._tag === "Generating" ? toDate(s.claimed_at) : null,
-    slots: s._tag === "Generating" ? SlotsJson.encode(s.slots) : s._tag === "Generated" ? SlotsJson.encode(s.responses) : null,
-    generated_at: s._tag === "Generated" ? toDate(s.generated_at) : null,
-    review_state: review._tag === "Confirmed" ? "confirmed" : review._tag === "DraftReview" ? "draft" : "none",
-    review: ReviewJson.encode(review),
-    revealed_at: s._tag === "Generated" ? toDateOrNull(s.revealed_at) : null
-  }
+  const none = { claim_id: null, claimed_at: null, slots: null, generated_at: null, review: Review.cases.Unreviewed.make({}), revealed_at: null }
+  const columns = Stage.match(c.stage, {
+    Draft: () => none,
+    Generating: (s) => ({ ...none, claim_id: s.claim_id, claimed_at: toDate(s.claimed_at), slots: SlotsJson.encode(s.slots) }),
+    Generated: (s) => ({
+      claim_id: "completed",
+      claimed_at: null,
+      slots: SlotsJson.encode(s.responses),
+      generated_at: toDate(s.generated_at),
+      review: s.review,
+      revealed_at: toDateOrNull(s.revealed_at)
+    })
+  })
+  return { ...columns, stage: caseStatus(c), review_state: reviewState(c), review: ReviewJson.encode(columns.review) }
 }
 
 const caseColumns = "id, leaderboard_id, workspace_id, input, context, prompt_override, prompt, attachments, configuration, " +
@@ -191,6 +205,7 @@ const layer = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
+    const leaderboards = yield* LeaderboardRepository
 
     /** The leaderboard's workspace, in which its cases' ids are unique (and keyed). */
     const workspaceOf = (leaderboardId: LeaderboardId) => sql`(SELECT workspace_id FROM leaderboards WHERE id = ${leaderboardId})`
@@ -230,8 +245,9 @@ const layer = Layer.effect(
         return { _tag: "Inserted" as const }
       })).pipe(Effect.orDie)
 
-    const update = (next: HumanCase, history?: ReviewHistoryEntry) =>
-      sql.withTransaction(Effect.gen(function*() {
+    /** `update`'s statements, to run in a transaction. */
+    const write = (next: HumanCase, history?: ReviewHistoryEntry) =>
+      Effect.gen(function*() {
         const s = stageColumns(next)
         const contribution = contributionOf(next)
         // `FROM old` reads the row as it was before this update: what the case had added so far
@@ -259,6 +275,18 @@ const layer = Layer.effect(
                      VALUES (${next.workspace_id}, ${next.id}, ${history.revision}, ${history.confirmed},
                        ${pg.json(ReviewInputJson.encode(history.review))}, ${history.saved_by}, ${toDate(history.saved_at)})`
         }
+        return true
+      })
+
+    const update = (next: HumanCase) => sql.withTransaction(write(next)).pipe(Effect.orDie)
+
+    const saveReview = (next: HumanCase, history: ReviewHistoryEntry, cohort: RankingCohort) =>
+      sql.withTransaction(Effect.gen(function*() {
+        if (!(yield* write(next, history))) return false
+        // one review at a time per leaderboard from here on, so each reads the tallies the last one left
+        yield* sql`SELECT 1 FROM leaderboards WHERE id = ${next.leaderboard_id} FOR NO KEY UPDATE`
+        const counted = yield* tallies(next.leaderboard_id, cohort.configuration, cohort.candidates.map((c) => c.id))
+        yield* leaderboards.setRankingWinner(next.leaderboard_id, winner(fromTallies(cohort.candidates, counted)))
         return true
       })).pipe(Effect.orDie)
 
@@ -420,7 +448,7 @@ const layer = Layer.effect(
         return rows.map((row) => toCase(row, byCase.get(row.id) ?? []))
       }).pipe(Effect.orDie)
 
-    return HumanCaseRepository.of({ insert, find, update, saveResponse, responses, counts, page, tallies, confirmed, history })
+    return HumanCaseRepository.of({ insert, find, update, saveReview, saveResponse, responses, counts, page, tallies, confirmed, history })
   })
 )
 

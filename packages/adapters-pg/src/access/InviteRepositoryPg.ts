@@ -1,17 +1,36 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Invite, InviteRepository } from "@podium/domain/access"
-import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "./Rows.ts"
+import { Invite, InviteRepository, statusOf } from "@podium/domain/access"
+import { UserId } from "@podium/domain/shared"
+import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
-/** The domain's fields, with timestamps as the driver returns them (Date). */
-const InviteRow = Schema.Struct({
-  ...Invite.fields,
-  created_at: Timestamp,
-  expires_at: Timestamp,
-  accepted_at: NullableTimestamp,
-  mail_sent_at: NullableTimestamp
-})
-const toInvite = (row: typeof InviteRow.Type) => new Invite(row)
+/** The fields every invite has, with timestamps as the driver returns them (Date). */
+const { _tag, ...pendingFields } = Invite.cases.Pending.fields
+const fields = { ...pendingFields, created_at: Timestamp, expires_at: Timestamp, mail_sent_at: NullableTimestamp }
+const PendingRow = Schema.Struct(fields)
+const toPending = (row: typeof PendingRow.Type) => Invite.cases.Pending.make(row)
+
+/** A row is one state of the union: `status` says which, and only an accepted one has `accepted_*`. */
+const InviteRow = Schema.Union([
+  Schema.Struct({ ...fields, status: Schema.Literals(["pending", "revoked", "expired"]) }),
+  Schema.Struct({ ...fields, status: Schema.Literal("accepted"), accepted_at: Timestamp, accepted_by: UserId })
+])
+
+const toInvite = (row: typeof InviteRow.Type): Invite => {
+  if (row.status === "accepted") {
+    const { status, ...accepted } = row
+    return Invite.cases.Accepted.make(accepted)
+  }
+  const { status, ...invite } = row
+  switch (status) {
+    case "pending":
+      return toPending(invite)
+    case "revoked":
+      return Invite.cases.Revoked.make(invite)
+    case "expired":
+      return Invite.cases.Expired.make(invite)
+  }
+}
 
 const layer = Layer.effect(
   InviteRepository,
@@ -21,8 +40,8 @@ const layer = Layer.effect(
       accepted_at, accepted_by, mail_status, mail_attempts, mail_last_error, mail_sent_at`
 
     const upsert = SqlSchema.findOneOption({
-      Request: InviteRow,
-      Result: InviteRow,
+      Request: PendingRow,
+      Result: PendingRow,
       execute: (i) =>
         sql`INSERT INTO invites (id, workspace_id, email, role, status, invited_by, redirect_to, created_at, expires_at)
             VALUES (${i.id}, ${i.workspace_id}, ${i.email}, ${i.role}, 'pending', ${i.invited_by}, ${i.redirect_to},
@@ -41,7 +60,7 @@ const layer = Layer.effect(
     })
     const listPending = SqlSchema.findAll({
       Request: Schema.Struct({ workspaceId: Schema.String, now: Schema.Date }),
-      Result: InviteRow,
+      Result: PendingRow,
       execute: ({ now, workspaceId }) =>
         sql`SELECT ${columns} FROM invites
             WHERE workspace_id = ${workspaceId} AND status = 'pending' AND expires_at > ${now}
@@ -49,7 +68,7 @@ const layer = Layer.effect(
     })
     const pendingForEmail = SqlSchema.findAll({
       Request: Schema.Struct({ email: Schema.String, now: Schema.Date }),
-      Result: InviteRow,
+      Result: PendingRow,
       execute: ({ email, now }) =>
         sql`SELECT ${columns} FROM invites
             WHERE lower(email) = lower(${email}) AND status = 'pending' AND expires_at > ${now}`
@@ -57,26 +76,27 @@ const layer = Layer.effect(
 
     return InviteRepository.of({
       upsertPending: (invite) =>
-        upsert(invite).pipe(Effect.map((o) => toInvite(Option.getOrThrow(o))), Effect.orDie),
+        upsert(invite).pipe(
+          Effect.map((row) => toPending(Option.getOrThrow(row))),
+          Effect.orDie
+        ),
       find: (workspaceId, id) => find({ workspaceId, id }).pipe(Effect.map(Option.map(toInvite)), Effect.orDie),
       listPending: (workspaceId, now) =>
-        listPending({ workspaceId, now: toDate(now) }).pipe(Effect.map((rows) => rows.map(toInvite)), Effect.orDie),
+        listPending({ workspaceId, now: toDate(now) }).pipe(Effect.map((rows) => rows.map(toPending)), Effect.orDie),
       pendingForEmail: (email, now) =>
-        pendingForEmail({ email, now: toDate(now) }).pipe(Effect.map((rows) => rows.map(toInvite)), Effect.orDie),
-      accept: (invite, userId, role) =>
+        pendingForEmail({ email, now: toDate(now) }).pipe(Effect.map((rows) => rows.map(toPending)), Effect.orDie),
+      accept: (invite) =>
         sql.withTransaction(Effect.gen(function*() {
-          const settled = yield* sql`UPDATE invites SET status = 'accepted', accepted_at = ${toDateOrNull(invite.accepted_at)},
-              accepted_by = ${userId} WHERE id = ${invite.id} AND status = 'pending' RETURNING id`
+          const settled = yield* sql`UPDATE invites SET status = 'accepted', accepted_at = ${toDate(invite.accepted_at)},
+              accepted_by = ${invite.accepted_by} WHERE id = ${invite.id} AND status = 'pending' RETURNING id`
           if (settled.length === 0) return false
           yield* sql`INSERT INTO memberships (workspace_id, user_id, role, joined_at)
-                     VALUES (${invite.workspace_id}, ${userId}, ${role}, ${toDateOrNull(invite.accepted_at)})
+                     VALUES (${invite.workspace_id}, ${invite.accepted_by}, ${invite.role}, ${toDate(invite.accepted_at)})
                      ON CONFLICT DO NOTHING`
           return true
         })).pipe(Effect.orDie),
       settle: (invite) =>
-        sql`UPDATE invites SET status = ${invite.status}, accepted_at = ${toDateOrNull(invite.accepted_at)},
-              accepted_by = ${invite.accepted_by}
-            WHERE id = ${invite.id} AND status = 'pending' RETURNING id`.pipe(
+        sql`UPDATE invites SET status = ${statusOf(invite)} WHERE id = ${invite.id} AND status = 'pending' RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),

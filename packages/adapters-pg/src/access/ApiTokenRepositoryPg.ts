@@ -1,8 +1,8 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { ApiToken, ApiTokenRepository } from "@podium/domain/access"
-import { ChangeFeed } from "./ChangeFeedPg.ts"
-import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "./Rows.ts"
+import { ChangeFeed } from "../ChangeFeedPg.ts"
+import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "../Rows.ts"
 
 /** The domain's fields, with timestamps as the driver returns them (Date). */
 const TokenRow = Schema.Struct({

@@ -1,0 +1,261 @@
+import { DateTime, Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { describe, expect, it } from "vitest"
+import { Membership, Principal, User } from "../access/index.ts"
+import { ChatProvider, ChatProviderFailed, ChatTargets, TraceWriter } from "../inference/index.ts"
+import { IntegrationRepository } from "../integrations/index.ts"
+import { type LeaderboardId, LeaderboardRepository, LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
+import { IdGenerator, SecretCipher, type UserId, type WorkspaceId } from "../shared/index.ts"
+import { CaseGeneration } from "./CaseGeneration.ts"
+import { CaseGenerator } from "./CaseGenerator.ts"
+import type { CaseResponse, Verdicts } from "./CaseStage.ts"
+import { HumanAccess } from "./HumanAccess.ts"
+import { HumanCaseRepositoryMemory } from "./HumanCaseRepositoryMemory.ts"
+import { HumanCases } from "./HumanCases.ts"
+import { HumanDocumentRepository } from "./HumanDocumentRepository.ts"
+import type { CaseId } from "./HumanEval.ts"
+import { blindFailure, reviewerView } from "./ReviewerView.ts"
+
+// The use case over the memory repositories. Ports without a memory adapter are tiny fakes: ids in
+// order, no documents or integrations, a chat provider with fixed answers ("flaky" always fails),
+// and the durable generation run inline, step by step, as the workflow runs CaseGenerator.
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
+
+const idsInOrder = Layer.effect(
+  IdGenerator,
+  Effect.sync(() => {
+    let n = 1000
+    return IdGenerator.of({ next: Effect.sync(() => uuid(n++)) })
+  })
+)
+const sealingCipher = Layer.succeed(SecretCipher, { seal: () => Effect.succeed("sealed"), open: () => Effect.die("not used") })
+const noIntegrations = Layer.succeed(IntegrationRepository, { save: () => Effect.void, find: () => Effect.succeedNone })
+const noDocuments = Layer.succeed(HumanDocumentRepository, {
+  insert: () => Effect.die("not used"),
+  find: () => Effect.succeedNone,
+  shared: () => Effect.succeed([]),
+  archive: () => Effect.succeedNone,
+  texts: () => Effect.succeed([])
+})
+const tracesDropped = Layer.succeed(TraceWriter, { record: () => Effect.void, flush: Effect.void })
+const fixedAnswers = Layer.succeed(ChatProvider, {
+  complete: (target) =>
+    target.candidateName === "flaky"
+      ? Effect.fail(new ChatProviderFailed({
+        candidate_id: target.candidateId,
+        candidate_name: target.candidateName,
+        reason: "vendor/flaky answered 500",
+        upstream_status: 500,
+        latency_ms: 7
+      }))
+      : Effect.succeed({
+        body: "{}",
+        output: `${target.candidateName}: 30 days`,
+        usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 },
+        costUsd: 0.002,
+        latencyMs: 5
+      })
+})
+const inlineGeneration = Layer.effect(
+  CaseGeneration,
+  Effect.map(CaseGenerator, (generator) =>
+    CaseGeneration.of({
+      run: (job) =>
+        Effect.flatMap(generator.slots(job), (slots) => Effect.forEach(slots, (id) => generator.answer(job, id))).pipe(
+          Effect.andThen(generator.finish(job))
+        )
+    }))
+)
+
+const layer = Layer.mergeAll(
+  HumanCases.layer.pipe(
+    Layer.provide(HumanAccess.layer),
+    Layer.provide(inlineGeneration.pipe(Layer.provide(CaseGenerator.layer), Layer.provide(ChatTargets.layer)))
+  ),
+  Leaderboards.layer
+).pipe(
+  Layer.provideMerge(HumanCaseRepositoryMemory.layer),
+  Layer.provideMerge(LeaderboardRepositoryMemory.layer),
+  Layer.provideMerge(Layer.mergeAll(idsInOrder, sealingCipher, noIntegrations, noDocuments, tracesDropped, fixedAnswers)),
+  Layer.provideMerge(TestClock.layer())
+)
+
+const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>) => Effect.runPromise(Effect.provide(effect, layer))
+
+const member = (n: number) => {
+  const workspace = uuid(n) as WorkspaceId
+  const user = uuid(n + 100) as UserId
+  return Principal.SessionPrincipal({
+    user: new User({ id: user, subject: `user-${n}`, email: null }),
+    memberships: [new Membership({ workspace_id: workspace, user_id: user, role: "owner", personal: true, joined_at: DateTime.makeUnsafe(0) })]
+  })
+}
+const owner = member(1)
+const stranger = member(2)
+const caseId = uuid(7) as CaseId
+
+/** A human leaderboard of `owner` with these Router candidates. */
+const aHumanLeaderboard = (names = ["mini", "large", "flaky"]) =>
+  Effect.gen(function*() {
+    const leaderboards = yield* Leaderboards
+    const { id } = yield* leaderboards.create(owner, { name: "Refunds", dataset_type: "PUSH", eval_type: "human", system_prompt: "Cite the policy." })
+    for (const name of names) yield* leaderboards.addCandidate(owner, id, { name, model_name: `vendor/${name}` })
+    return id
+  })
+const humanLeaderboard = aHumanLeaderboard()
+
+const rankingWinner = (leaderboard: LeaderboardId) =>
+  Effect.flatMap(LeaderboardRepository, (r) => Effect.map(r.findServing(leaderboard), (s) => Option.getOrThrow(s).ranking_winner))
+
+/** `leaderboard`'s case `caseId`, created and generated. */
+const generatedCase = (leaderboard: LeaderboardId) =>
+  Effect.gen(function*() {
+    const cases = yield* HumanCases
+    yield* cases.create(owner, leaderboard, { id: caseId, input: "How long is the refund window?" })
+    return yield* cases.generate(owner, leaderboard, caseId)
+  })
+
+/** Verdicts on the succeeded responses: `correct` for the candidate named `right`, `incorrect` for the others. */
+const judging = (responses: ReadonlyArray<CaseResponse>, right: string): Verdicts =>
+  Object.fromEntries(responses.filter((r) => r.status === "succeeded")
+    .map((r) => [r.response_id, r.candidate_name === right ? "correct" : "incorrect"] as const))
+
+const review = (verdicts: Verdicts) => ({ verdicts, reference: "30 days from delivery", notes: "" })
+
+describe("HumanCases", () => {
+  it("a draft is configured, generated by every candidate, reviewed and confirmed, at the clock's times", () =>
+    run(Effect.gen(function*() {
+      const cases = yield* HumanCases
+      yield* TestClock.setTime(Date.parse("2026-11-22T10:00:00.000Z"))
+      const leaderboard = yield* humanLeaderboard
+      const created = yield* cases.create(owner, leaderboard, { id: caseId, input: "How long is the refund window?" })
+      expect(created.created).toBe(true)
+      expect(created.detail).toMatchObject({ responses: [], response_total: 0, history: [], current: true })
+      expect(created.detail.case).toMatchObject({ revision: 1, prompt: "Cite the policy.", stage: { _tag: "Draft" } })
+
+      yield* TestClock.adjust("1 minute")
+      const configured = yield* cases.saveConfig(owner, leaderboard, caseId, { revision: 1, prompt_override: "Be brief." })
+      expect(configured.case).toMatchObject({ revision: 2, prompt: "Be brief.", prompt_override: "Be brief." })
+      expect(DateTime.formatIso(configured.case.updated_at)).toBe("2026-11-22T10:01:00.000Z")
+
+      yield* TestClock.adjust("1 minute")
+      const generated = yield* cases.generate(owner, leaderboard, caseId)
+      expect(generated.case).toMatchObject({ revision: 4, stage: { _tag: "Generated", revealed_at: null, review: { _tag: "Unreviewed" } } })
+      expect(generated.response_total).toBe(3)
+      expect(generated.responses.map((r) => [r.candidate_name, r.status, r.output]).toSorted()).toEqual([
+        ["flaky", "failed", null],
+        ["large", "succeeded", "large: 30 days"],
+        ["mini", "succeeded", "mini: 30 days"]
+      ])
+      expect(generated.responses.map((r) => r.label)).toEqual(["A", "B", "C"])
+
+      yield* TestClock.adjust("1 minute")
+      const drafted = yield* cases.saveReview(owner, leaderboard, caseId, {
+        revision: 4,
+        confirm: false,
+        review: review(judging(generated.responses, "large"))
+      })
+      expect(drafted.case).toMatchObject({ revision: 5, stage: { review: { _tag: "DraftReview" }, revealed_at: null } })
+
+      yield* TestClock.adjust("1 minute")
+      const confirmed = yield* cases.saveReview(owner, leaderboard, caseId, {
+        revision: 5,
+        confirm: true,
+        review: review(judging(generated.responses, "mini"))
+      })
+      expect(confirmed.case).toMatchObject({ revision: 6, stage: { review: { _tag: "Confirmed" } } })
+      expect(confirmed.history.map((h) => [h.revision, h.confirmed, h.saved_by])).toEqual([[6, true, uuid(101)], [5, false, uuid(101)]])
+      expect(DateTime.formatIso(confirmed.history[0]!.saved_at)).toBe("2026-11-22T10:04:00.000Z")
+      expect(yield* cases.get(owner, leaderboard, caseId)).toEqual(confirmed)
+      // a failed answer leaves the case out of the common cases, which alone name a winner
+      expect(yield* rankingWinner(leaderboard)).toBeNull()
+    })))
+
+  it("confirming records the ranking's winner; withdrawing the confirmation takes it back", () =>
+    run(Effect.gen(function*() {
+      const cases = yield* HumanCases
+      const leaderboard = yield* aHumanLeaderboard(["mini", "large"])
+      const generated = yield* generatedCase(leaderboard)
+      const verdicts = judging(generated.responses, "mini")
+      yield* cases.saveReview(owner, leaderboard, caseId, { revision: 3, confirm: true, review: review(verdicts) })
+      const mini = generated.responses.find((r) => r.candidate_name === "mini")!
+      expect(yield* rankingWinner(leaderboard)).toBe(mini.candidate_id)
+      yield* cases.saveReview(owner, leaderboard, caseId, { revision: 4, confirm: false, review: review(verdicts) })
+      expect(yield* rankingWinner(leaderboard)).toBeNull()
+    })))
+
+  it("a change from a stale revision is refused, naming the current one", () =>
+    run(Effect.gen(function*() {
+      const cases = yield* HumanCases
+      const leaderboard = yield* humanLeaderboard
+      yield* cases.create(owner, leaderboard, { id: caseId, input: "How long is the refund window?" })
+      yield* cases.saveConfig(owner, leaderboard, caseId, { revision: 1, prompt_override: "Be brief." })
+      expect(yield* Effect.flip(cases.saveConfig(owner, leaderboard, caseId, { revision: 1, prompt_override: "lost" })))
+        .toMatchObject({ _tag: "StaleRevision", revision: 1, current_revision: 2 })
+      const generated = yield* cases.generate(owner, leaderboard, caseId)
+      const verdicts = judging(generated.responses, "mini")
+      yield* cases.saveReview(owner, leaderboard, caseId, { revision: 4, confirm: false, review: review(verdicts) })
+      expect(yield* Effect.flip(cases.saveReview(owner, leaderboard, caseId, { revision: 4, confirm: true, review: review(verdicts) })))
+        .toMatchObject({ _tag: "StaleRevision", revision: 4, current_revision: 5 })
+      expect((yield* cases.get(owner, leaderboard, caseId)).case.revision).toBe(5)
+      // a generated case takes no new configuration at any revision
+      expect(yield* Effect.flip(cases.saveConfig(owner, leaderboard, caseId, { revision: 5, prompt_override: "x" })))
+        .toMatchObject({ _tag: "ImmutableCase" })
+    })))
+
+  it("the reviewer sees neither models, costs nor failure reasons until the review is confirmed", () =>
+    run(Effect.gen(function*() {
+      const cases = yield* HumanCases
+      const leaderboard = yield* humanLeaderboard
+      const generated = yield* generatedCase(leaderboard)
+      const verdicts = judging(generated.responses, "large")
+      const drafted = yield* cases.saveReview(owner, leaderboard, caseId, { revision: 3, confirm: false, review: review(verdicts) })
+      for (const blind of [generated, drafted].map(reviewerView)) {
+        expect(blind.responses.map((r) => [r.model, r.cost_usd])).toEqual([[null, null], [null, null], [null, null]])
+        expect(blind.responses.filter((r) => r.status === "failed").map((r) => r.error)).toEqual([blindFailure])
+      }
+      const confirmed = reviewerView(yield* cases.saveReview(owner, leaderboard, caseId, { revision: 4, confirm: true, review: review(verdicts) }))
+      expect(confirmed.responses.map((r) => [r.model?.name, r.cost_usd, r.error]).toSorted()).toEqual([
+        ["flaky", null, "vendor/flaky answered 500"],
+        ["large", 0.002, null],
+        ["mini", 0.002, null]
+      ])
+      // revealed for good: withdrawing the confirmation does not blind the case again
+      const withdrawn = yield* cases.saveReview(owner, leaderboard, caseId, { revision: 5, confirm: false, review: review(verdicts) })
+      expect(reviewerView(withdrawn).responses.every((r) => r.model !== null)).toBe(true)
+    })))
+
+  it("a retried creation answers with the stored case; the id with another payload is refused", () =>
+    run(Effect.gen(function*() {
+      const cases = yield* HumanCases
+      const leaderboard = yield* humanLeaderboard
+      const first = yield* cases.create(owner, leaderboard, { id: caseId, input: "How long is the refund window?" })
+      yield* cases.saveConfig(owner, leaderboard, caseId, { revision: 1, prompt_override: "Be brief." })
+      const retry = yield* cases.create(owner, leaderboard, { id: caseId, input: "How long is the refund window?" })
+      expect(retry.created).toBe(false)
+      expect(retry.detail.case).toMatchObject({ id: first.detail.case.id, revision: 2 })
+      expect(yield* Effect.flip(cases.create(owner, leaderboard, { id: caseId, input: "Another question" })))
+        .toMatchObject({ _tag: "IdReused", id: caseId })
+    })))
+
+  it("a draft made before the candidates changed cannot be generated", () =>
+    run(Effect.gen(function*() {
+      const cases = yield* HumanCases
+      const leaderboard = yield* humanLeaderboard
+      yield* cases.create(owner, leaderboard, { id: caseId, input: "How long is the refund window?" })
+      yield* (yield* Leaderboards).addCandidate(owner, leaderboard, { name: "newcomer", model_name: "vendor/newcomer" })
+      expect(yield* Effect.flip(cases.generate(owner, leaderboard, caseId))).toMatchObject({ _tag: "ConfigurationChanged" })
+      expect((yield* cases.get(owner, leaderboard, caseId)).current).toBe(false)
+    })))
+
+  it("another workspace's member finds no such leaderboard", () =>
+    run(Effect.gen(function*() {
+      const cases = yield* HumanCases
+      const leaderboard = yield* humanLeaderboard
+      yield* generatedCase(leaderboard)
+      expect(yield* Effect.flip(cases.get(stranger, leaderboard, caseId))).toMatchObject({ _tag: "NotFound", resource: "leaderboard" })
+      expect(yield* Effect.flip(cases.create(stranger, leaderboard, { id: uuid(8) as CaseId, input: "x" })))
+        .toMatchObject({ _tag: "NotFound" })
+    })))
+})

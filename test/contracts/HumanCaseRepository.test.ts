@@ -1,0 +1,25 @@
+import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
+import { HumanCaseRepositoryPg } from "@podium/adapters-pg/human/HumanCaseRepositoryPg"
+import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
+import { layerMigrations } from "@podium/adapters-pg/Migrations"
+import { WorkspaceRepositoryMemory } from "@podium/domain/access"
+import { HumanCaseRepositoryMemory } from "@podium/domain/human"
+import { LeaderboardRepositoryMemory } from "@podium/domain/leaderboards"
+import { Layer } from "effect"
+import { TestDatabase } from "../support/database.ts"
+import { humanCaseRepositoryContract } from "./HumanCaseRepository.contract.ts"
+
+humanCaseRepositoryContract("memory", () =>
+  HumanCaseRepositoryMemory.layer.pipe(
+    Layer.provideMerge(LeaderboardRepositoryMemory.layer),
+    Layer.merge(WorkspaceRepositoryMemory.layer)
+  ))
+
+humanCaseRepositoryContract("Postgres", () =>
+  HumanCaseRepositoryPg.layer.pipe(
+    Layer.provideMerge(LeaderboardRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))),
+    Layer.merge(WorkspaceRepositoryPg.layer),
+    Layer.provideMerge(layerMigrations),
+    Layer.provideMerge(TestDatabase.layer)
+  ))
