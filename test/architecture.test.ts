@@ -180,6 +180,19 @@ export const adapterRule: Rule = (specifier, file) => {
   return domainEntryRule(specifier, file)
 }
 
+const httpSrc = join(packagesDir, "adapters-http", "src")
+
+/** The HTTP contract (`api/`, `<context>/*Api.ts`): what clients import, so it holds no server code. */
+const isContractFile = (file: string) => isInside(join(httpSrc, "api"), file) || /Api\.ts$/.test(file)
+
+export const contractRule: Rule = (specifier, file) => {
+  if (!isRelative(specifier)) return undefined
+  const target = resolve(dirname(file), specifier)
+  return isContractFile(target) || !isInside(httpSrc, target)
+    ? undefined
+    : "the contract imports only the contract (and the domain), not handlers"
+}
+
 const sourceExtension = /\.(ts|mts|cts|tsx|js|mjs|cjs)$/
 
 const sourceFiles = (dir: string): Array<string> =>
@@ -217,6 +230,13 @@ describe("import boundaries", () => {
   it("code outside the domain imports a context only through @podium/domain/<context>", () => {
     const outside = [join(packagesDir, "server"), join(root, "test"), join(root, "bench")]
     const violations = outside.flatMap((dir) => checkDir(dir, domainEntryRule))
+    expect(violations, format(violations)).toEqual([])
+  })
+
+  it("the HTTP contract imports no handler, so clients can import it alone", () => {
+    const contract = sourceFiles(httpSrc).filter(isContractFile)
+    expect(contract.length).toBeGreaterThan(5)
+    const violations = contract.flatMap((file) => check(file, readFileSync(file, "utf8"), contractRule))
     expect(violations, format(violations)).toEqual([])
   })
 
@@ -310,6 +330,17 @@ describe("the import checker", () => {
       `const text = 'await import("node:os")'`
     ].join("\n")
     expect(specifiers(domainFile, source, domainRule)).toEqual([])
+  })
+
+  it("keeps handlers out of the contract", () => {
+    const apiFile = join(httpSrc, "human", "HumanApi.ts")
+    const source = `
+      import { Errors } from "../api/Errors.ts"
+      import { LeaderboardView } from "../leaderboards/LeaderboardsApi.ts"
+      import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
+      import { caseView } from "./HumanHttp.ts"
+    `
+    expect(specifiers(apiFile, source, contractRule)).toEqual(["../handlers/ErrorMapping.ts", "./HumanHttp.ts"])
   })
 
   it("keeps contexts out of each other's internals", () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import type { InferenceRequest } from "@podium/adapters-http/api/InferenceApi"
+import type { InferenceRequest } from "@podium/adapters-http/inference/InferenceApi"
 import { completion, type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
 import {
   aCandidate,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hubToken, type ProviderFake, routerKey, startProviderFake } from "./fakes/ProviderFake.ts"
 import type { WorkspaceId } from "@podium/domain/shared"
-import type { ValidateIntegrationRequest } from "@podium/adapters-http/api/IntegrationsApi"
+import type { ValidateIntegrationRequest } from "@podium/adapters-http/integrations/IntegrationsApi"
 import { apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
 import { type Caller, client, expectError, expectValidation, unchecked } from "./support/Client.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"

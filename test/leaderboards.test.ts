@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
 import type { WorkspaceId } from "@podium/domain/shared"
-import type { UpdateLeaderboardRequest } from "@podium/adapters-http/api/LeaderboardsApi"
+import type { UpdateLeaderboardRequest } from "@podium/adapters-http/leaderboards/LeaderboardsApi"
 import {
   aRouterCandidate,
   apiToken,

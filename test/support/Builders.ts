@@ -1,8 +1,8 @@
 import type { Scope } from "@podium/domain/access"
 import type { CandidateId, ChosenModelStrategy, LeaderboardId } from "@podium/domain/leaderboards"
 import type { WorkspaceId } from "@podium/domain/shared"
-import type { AddCandidateRequest, CreateLeaderboardRequest } from "@podium/adapters-http/api/LeaderboardsApi"
-import type { CreateTokenRequest } from "@podium/adapters-http/api/TokensApi"
+import type { AddCandidateRequest, CreateLeaderboardRequest } from "@podium/adapters-http/leaderboards/LeaderboardsApi"
+import type { CreateTokenRequest } from "@podium/adapters-http/access/TokensApi"
 import { type Caller, client } from "./Client.ts"
 import { type Podium, session, type SessionOptions } from "./Podium.ts"
 

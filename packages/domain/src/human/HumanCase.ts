@@ -9,16 +9,22 @@ import { type Slot, Stage } from "./CaseStage.ts"
  * under which leaderboard configuration, and its stage (CaseStage.ts). CaseLifecycle.ts moves it.
  */
 
-/** A document as a case carries it: the metadata snapshotted into the draft, never the bytes. */
-export const Attachment = Schema.Struct({
+/** What anyone may see of a document: never its bytes or text. */
+export const DocumentMetadata = Schema.Struct({
   id: DocumentId,
   name: Schema.String,
   scope: DocumentScope,
   media_type: Schema.String,
   size_bytes: Schema.Int,
-  sha256: Schema.String,
-  text_chars: Schema.Int
+  sha256: Schema.String
 })
+export type DocumentMetadata = typeof DocumentMetadata.Type
+
+export const metadataOf = ({ id, media_type, name, scope, sha256, size_bytes }: DocumentMetadata): DocumentMetadata =>
+  ({ id, name, scope, media_type, size_bytes, sha256 })
+
+/** A document as a case carries it: the metadata snapshotted into the draft, never the bytes. */
+export const Attachment = Schema.Struct({ ...DocumentMetadata.fields, text_chars: Schema.Int })
 export type Attachment = typeof Attachment.Type
 
 export class HumanCase extends Schema.Class<HumanCase>("HumanCase")({

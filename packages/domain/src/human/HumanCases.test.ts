@@ -1,11 +1,10 @@
 import { DateTime, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { Membership, Principal, User } from "../access/index.ts"
+import { IdGeneratorInOrder, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
 import { ChatProvider, ChatProviderFailed, ChatTargets, TraceWriter } from "../inference/index.ts"
 import { IntegrationRepository } from "../integrations/index.ts"
 import { type LeaderboardId, LeaderboardRepository, LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
-import { IdGenerator, SecretCipher, type UserId, type WorkspaceId } from "../shared/index.ts"
 import { CaseGeneration } from "./CaseGeneration.ts"
 import { CaseGenerator } from "./CaseGenerator.ts"
 import type { CaseResponse, Verdicts } from "./CaseStage.ts"
@@ -20,16 +19,7 @@ import { blindFailure, reviewerView } from "./ReviewerView.ts"
 // order, no documents or integrations, a chat provider with fixed answers ("flaky" always fails),
 // and the durable generation run inline, step by step, as the workflow runs CaseGenerator.
 
-const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 
-const idsInOrder = Layer.effect(
-  IdGenerator,
-  Effect.sync(() => {
-    let n = 1000
-    return IdGenerator.of({ next: Effect.sync(() => uuid(n++)) })
-  })
-)
-const sealingCipher = Layer.succeed(SecretCipher, { seal: () => Effect.succeed("sealed"), open: () => Effect.die("not used") })
 const noIntegrations = Layer.succeed(IntegrationRepository, { save: () => Effect.void, find: () => Effect.succeedNone })
 const noDocuments = Layer.succeed(HumanDocumentRepository, {
   insert: () => Effect.die("not used"),
@@ -77,22 +67,14 @@ const layer = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(HumanCaseRepositoryMemory.layer),
   Layer.provideMerge(LeaderboardRepositoryMemory.layer),
-  Layer.provideMerge(Layer.mergeAll(idsInOrder, sealingCipher, noIntegrations, noDocuments, tracesDropped, fixedAnswers)),
+  Layer.provideMerge(Layer.mergeAll(IdGeneratorInOrder.layer, SecretCipherSealing.layer, noIntegrations, noDocuments, tracesDropped, fixedAnswers)),
   Layer.provideMerge(TestClock.layer())
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>) => Effect.runPromise(Effect.provide(effect, layer))
 
-const member = (n: number) => {
-  const workspace = uuid(n) as WorkspaceId
-  const user = uuid(n + 100) as UserId
-  return Principal.SessionPrincipal({
-    user: new User({ id: user, subject: `user-${n}`, email: null }),
-    memberships: [new Membership({ workspace_id: workspace, user_id: user, role: "owner", personal: true, joined_at: DateTime.makeUnsafe(0) })]
-  })
-}
-const owner = member(1)
-const stranger = member(2)
+const owner = workspaceOwner(1)
+const stranger = workspaceOwner(2)
 const caseId = uuid(7) as CaseId
 
 /** A human leaderboard of `owner` with these Router candidates. */

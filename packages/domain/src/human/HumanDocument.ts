@@ -1,5 +1,5 @@
 import { Result, Schema } from "effect"
-import { Attachment } from "./HumanCase.ts"
+import { type Attachment, metadataOf } from "./HumanCase.ts"
 import { DocumentId, DocumentScope, limits } from "./HumanEval.ts"
 import { DocumentLimitExceeded } from "./HumanEvalErrors.ts"
 import { WorkspaceId } from "../shared/index.ts"
@@ -24,15 +24,7 @@ export class HumanDocument extends Schema.Class<HumanDocument>("HumanDocument")(
   archived_at: Schema.NullOr(Schema.DateTimeUtc)
 }) {}
 
-export const attachmentOf = (d: HumanDocument): Attachment => ({
-  id: d.id,
-  name: d.name,
-  scope: d.scope,
-  media_type: d.media_type,
-  size_bytes: d.size_bytes,
-  sha256: d.sha256,
-  text_chars: d.text_chars
-})
+export const attachmentOf = (d: HumanDocument): Attachment => ({ ...metadataOf(d), text_chars: d.text_chars })
 
 /** A retry of an upload: the same id with the same name, scope and bytes. */
 export const sameUpload = (d: HumanDocument, upload: { readonly name: string; readonly scope: string; readonly sha256: string }) =>

@@ -2,7 +2,7 @@ import type { DateTime } from "effect"
 import type { UserId } from "../shared/index.ts"
 import type { CandidateId, LeaderboardId, Platform } from "../leaderboards/index.ts"
 import type { CaseId, ResponseId, ResponseStatus } from "./HumanEval.ts"
-import type { Attachment, HumanCase } from "./HumanCase.ts"
+import { type Attachment, type HumanCase, metadataOf } from "./HumanCase.ts"
 import {
   type CaseResponse,
   type CaseStatus,
@@ -113,7 +113,7 @@ export const reviewerView = ({ case: c, current, history, response_total, respon
     context: c.context,
     prompt_override: c.prompt_override,
     prompt: c.prompt,
-    attachments: c.attachments.map(({ id, media_type, name, scope, sha256, size_bytes }) => ({ id, name, scope, media_type, size_bytes, sha256 })),
+    attachments: c.attachments.map(metadataOf),
     current,
     responses: responses.map(response),
     response_total,

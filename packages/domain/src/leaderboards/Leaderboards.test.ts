@@ -1,46 +1,25 @@
 import { DateTime, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { Membership, Principal, User } from "../access/index.ts"
-import { IdGenerator, SecretCipher, type UserId, type WorkspaceId } from "../shared/index.ts"
+import { IdGeneratorInOrder, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
 import type { CandidateId } from "./Leaderboard.ts"
 import { LeaderboardRepositoryMemory } from "./LeaderboardRepositoryMemory.ts"
 import { Leaderboards } from "./Leaderboards.ts"
 
 // The use case over the memory repository; ids and sealing (ports of the shared context) are faked.
 
-const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 
-const idsInOrder = Layer.effect(
-  IdGenerator,
-  Effect.sync(() => {
-    let n = 1000
-    return IdGenerator.of({ next: Effect.sync(() => uuid(n++)) })
-  })
-)
-const sealingCipher = Layer.succeed(SecretCipher, {
-  seal: () => Effect.succeed("sealed"),
-  open: () => Effect.die("not used")
-})
 
 const layer = Leaderboards.layer.pipe(
-  Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, idsInOrder, sealingCipher)),
+  Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, IdGeneratorInOrder.layer, SecretCipherSealing.layer)),
   Layer.provideMerge(TestClock.layer())
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Leaderboards | TestClock.TestClock>) =>
   Effect.runPromise(Effect.provide(effect, layer))
 
-const member = (n: number) => {
-  const workspace = uuid(n) as WorkspaceId
-  const user = uuid(n + 100) as UserId
-  return Principal.SessionPrincipal({
-    user: new User({ id: user, subject: `user-${n}`, email: null }),
-    memberships: [new Membership({ workspace_id: workspace, user_id: user, role: "owner", personal: true, joined_at: DateTime.makeUnsafe(0) })]
-  })
-}
-const owner = member(1)
-const stranger = member(2)
+const owner = workspaceOwner(1)
+const stranger = workspaceOwner(2)
 
 const newLeaderboard = Effect.gen(function*() {
   const leaderboards = yield* Leaderboards

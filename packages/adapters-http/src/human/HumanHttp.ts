@@ -1,25 +1,16 @@
 import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { type HumanDocument, HumanCases, HumanDocuments, HumanResults, reviewerView } from "@podium/domain/human"
+import { type HumanDocument, HumanCases, HumanDocuments, HumanResults, metadataOf, reviewerView } from "@podium/domain/human"
 import { Api } from "../api/Api.ts"
-import { CaseView, DocumentView, type SummaryView } from "../api/HumanApi.ts"
+import { CaseView, DocumentView, type SummaryView } from "./HumanApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 const encodeCase = Schema.encodeSync(CaseView)
 const encodeDocument = Schema.encodeSync(DocumentView)
 
-const documentView = (d: HumanDocument): DocumentView => ({
-  id: d.id,
-  name: d.name,
-  scope: d.scope,
-  media_type: d.media_type,
-  size_bytes: d.size_bytes,
-  sha256: d.sha256,
-  created_at: d.created_at,
-  archived_at: d.archived_at
-})
+const documentView = (d: HumanDocument): DocumentView => ({ ...metadataOf(d), created_at: d.created_at, archived_at: d.archived_at })
 
 export const HumanHttp = HttpApiBuilder.group(
   Api,

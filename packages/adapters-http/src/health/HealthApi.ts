@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { errorBody } from "./Errors.ts"
+import { errorBody } from "../api/Errors.ts"
 
 export const Health = Schema.Struct({
   ok: Schema.Literal(true),

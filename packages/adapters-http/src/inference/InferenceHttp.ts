@@ -5,7 +5,7 @@ import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { Inference, type InferenceRequest } from "@podium/domain/inference"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 const serve = ({ params, payload }: { readonly params: { readonly leaderboard_id: LeaderboardId }; readonly payload: InferenceRequest }) =>
   Effect.gen(function*() {

@@ -2,9 +2,9 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { type Invite, Members, statusOf } from "@podium/domain/access"
 import { Api } from "../api/Api.ts"
-import { InviteView, MemberView } from "../api/InvitesApi.ts"
+import { InviteView, MemberView } from "./InvitesApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 const inviteView = (invite: Invite) =>
   InviteView.make({

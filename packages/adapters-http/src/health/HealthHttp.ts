@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Readiness } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
-import { Health, Unhealthy } from "../api/HealthApi.ts"
+import { Health, Unhealthy } from "./HealthApi.ts"
 
 export const serviceName = "podium"
 export const serviceVersion = "0.1.0"

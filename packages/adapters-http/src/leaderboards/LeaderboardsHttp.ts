@@ -2,9 +2,9 @@ import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { type Candidate, type Leaderboard, Leaderboards } from "@podium/domain/leaderboards"
 import { Api } from "../api/Api.ts"
-import { type CandidateView, type LeaderboardView, UpdateLeaderboardRequest } from "../api/LeaderboardsApi.ts"
+import { type CandidateView, type LeaderboardView, UpdateLeaderboardRequest } from "./LeaderboardsApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 /** Known fields win over stored unknown ones of the same name. */
 const leaderboardView = (l: Leaderboard): typeof LeaderboardView.Type => ({

@@ -3,8 +3,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { type ApiToken, statusAt, ApiTokens } from "@podium/domain/access"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { CreatedTokenView, TokenView } from "../api/TokensApi.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { CreatedTokenView, TokenView } from "./TokensApi.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 export const tokenView = (token: ApiToken, now: DateTime.Utc) =>
   TokenView.make({

@@ -9,8 +9,8 @@ import {
   NotFound,
   StreamingUnsupported,
   UpstreamError
-} from "./Errors.ts"
-import { ApiTokenAuth, requiresScope } from "./Security.ts"
+} from "../api/Errors.ts"
+import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 
 const Text = Schema.String.check(Schema.isMaxLength(1_000_000))
 

@@ -2,9 +2,9 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { LeaderboardId } from "@podium/domain/leaderboards"
 import { TraceSource } from "@podium/domain/inference"
-import { NotFound } from "./Errors.ts"
-import { PageQuery } from "./LeaderboardsApi.ts"
-import { ApiTokenAuth, requiresScope } from "./Security.ts"
+import { NotFound } from "../api/Errors.ts"
+import { PageQuery } from "../leaderboards/LeaderboardsApi.ts"
+import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 
 export const TraceFormat = Schema.Literals(["json", "jsonl", "ndjson"])
 

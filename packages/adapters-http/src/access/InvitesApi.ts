@@ -2,9 +2,9 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Email, InviteId, UserId, WorkspaceId } from "@podium/domain/shared"
 import { InviteRole, InviteStatus, MailStatus, Role } from "@podium/domain/access"
-import { AlreadyMember, Forbidden, InviteNotPending, NotFound, OwnerCannotBeRemoved } from "./Errors.ts"
-import { NullableTimestamp, Timestamp } from "./Schemas.ts"
-import { SessionAuth } from "./Security.ts"
+import { AlreadyMember, Forbidden, InviteNotPending, NotFound, OwnerCannotBeRemoved } from "../api/Errors.ts"
+import { NullableTimestamp, Timestamp } from "../api/Schemas.ts"
+import { SessionAuth } from "../api/Security.ts"
 
 export const MemberView = Schema.Struct({
   user_id: UserId,

@@ -13,9 +13,9 @@ import {
   LeaderboardStatus,
 } from "@podium/domain/leaderboards"
 import { WorkspaceId } from "@podium/domain/shared"
-import { Forbidden, LeaderboardArchived, NotFound } from "./Errors.ts"
-import { Label, Timestamp } from "./Schemas.ts"
-import { ApiTokenAuth, requiresScope } from "./Security.ts"
+import { Forbidden, LeaderboardArchived, NotFound } from "../api/Errors.ts"
+import { Label, Timestamp } from "../api/Schemas.ts"
+import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 
 const OpenRecord = Schema.Record(Schema.String, Schema.Json)
 /** Inside open objects every value must be JSON, so timestamps are carried as their ISO strings. */

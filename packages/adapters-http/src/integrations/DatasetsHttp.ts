@@ -2,9 +2,9 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HubDatasetCheck } from "@podium/domain/integrations"
 import { Api } from "../api/Api.ts"
-import { HubCheckView } from "../api/DatasetsApi.ts"
+import { HubCheckView } from "./DatasetsApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 export const DatasetsHttp = HttpApiBuilder.group(
   Api,

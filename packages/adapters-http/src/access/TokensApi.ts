@@ -2,9 +2,9 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BudgetResetInterval, ExpiresIn, RequestedScopes, TokenStatus, Scope } from "@podium/domain/access"
 import { TokenId, UserId, WorkspaceId } from "@podium/domain/shared"
-import { Forbidden, NotFound } from "./Errors.ts"
-import { Label, NullableTimestamp, Timestamp } from "./Schemas.ts"
-import { SessionAuth } from "./Security.ts"
+import { Forbidden, NotFound } from "../api/Errors.ts"
+import { Label, NullableTimestamp, Timestamp } from "../api/Schemas.ts"
+import { SessionAuth } from "../api/Security.ts"
 
 export const TokenView = Schema.Struct({
   id: TokenId,

@@ -4,6 +4,7 @@ import { Platform, CandidateId, LeaderboardId } from "@podium/domain/leaderboard
 import {
   CaseId,
   DocumentId,
+  DocumentMetadata,
   DocumentScope,
   limits,
   ResponseId,
@@ -23,9 +24,9 @@ import {
   PayloadTooLarge,
   StaleRevision,
   WrongEvalType
-} from "./Errors.ts"
-import { NullableTimestamp, Timestamp } from "./Schemas.ts"
-import { SessionAuth } from "./Security.ts"
+} from "../api/Errors.ts"
+import { NullableTimestamp, Timestamp } from "../api/Schemas.ts"
+import { SessionAuth } from "../api/Security.ts"
 
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 
@@ -62,25 +63,13 @@ export const DocumentUploadRequest = Schema.Struct({
 })
 
 export const DocumentView = Schema.Struct({
-  id: DocumentId,
-  name: Schema.String,
-  scope: DocumentScope,
-  media_type: Schema.String,
-  size_bytes: Schema.Int,
-  sha256: Schema.String,
+  ...DocumentMetadata.fields,
   created_at: Timestamp,
   archived_at: NullableTimestamp
 }).annotate({ identifier: "HumanDocument" })
 export type DocumentView = typeof DocumentView.Type
 
-const AttachmentView = Schema.Struct({
-  id: DocumentId,
-  name: Schema.String,
-  scope: DocumentScope,
-  media_type: Schema.String,
-  size_bytes: Schema.Int,
-  sha256: Schema.String
-})
+const AttachmentView = DocumentMetadata
 
 const ModelView = Schema.Struct({
   leaderboard_model_id: CandidateId,

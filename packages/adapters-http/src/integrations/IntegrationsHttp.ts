@@ -2,9 +2,9 @@ import { Effect, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Integrations } from "@podium/domain/integrations"
 import { Api } from "../api/Api.ts"
-import { IntegrationView } from "../api/IntegrationsApi.ts"
+import { IntegrationView } from "./IntegrationsApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 export const IntegrationsHttp = HttpApiBuilder.group(
   Api,

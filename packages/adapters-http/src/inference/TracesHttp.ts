@@ -5,7 +5,7 @@ import { Links } from "@podium/domain/shared"
 import { TraceExport, type Trace } from "@podium/domain/inference"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { mapDomainErrors } from "./ErrorMapping.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 const wire = (trace: Trace) => {
   const { workspace_id: _, ...rest } = trace

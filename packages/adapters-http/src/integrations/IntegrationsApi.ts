@@ -2,9 +2,9 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { WorkspaceId } from "@podium/domain/shared"
 import { IntegrationProvider } from "@podium/domain/integrations"
-import { Forbidden, InvalidIntegrationToken, UpstreamError } from "./Errors.ts"
-import { Timestamp } from "./Schemas.ts"
-import { SessionAuth } from "./Security.ts"
+import { Forbidden, InvalidIntegrationToken, UpstreamError } from "../api/Errors.ts"
+import { Timestamp } from "../api/Schemas.ts"
+import { SessionAuth } from "../api/Security.ts"
 
 export const ValidateIntegrationRequest = Schema.Struct({
   provider: IntegrationProvider,
