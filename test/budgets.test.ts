@@ -1,17 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
+import type { InferenceRequest } from "@podium/adapters-http/inference/InferenceApi"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
-import { type Podium, session, startPodium } from "./support/Podium.ts"
-import { query } from "./support/sql.ts"
 import { loopbackFake } from "./fakes/JsonFake.ts"
+import {
+  aCandidate,
+  aLeaderboard,
+  aToken,
+  type NewCandidate,
+  type NewToken,
+  servingLeaderboard,
+  type SignedIn,
+  signedIn
+} from "./support/Builders.ts"
+import { ApiFailure, type Caller, client, expectError } from "./support/Client.ts"
+import { type Podium, startPodium } from "./support/Podium.ts"
+import { query } from "./support/sql.ts"
 
 let fake: OpenAiFake
 let podium: Podium
-let owner: string
+let owner: SignedIn
 
 beforeAll(async () => {
   fake = await startOpenAiFake()
   podium = await startPodium()
-  owner = await session("budget-owner")
+  owner = await signedIn(podium, "budget-owner")
 })
 afterAll(async () => {
   await podium.stop()
@@ -19,33 +32,32 @@ afterAll(async () => {
 })
 
 /** A leaderboard served by a Custom candidate at the fake; each call costs 500 output tokens at `outputPrice`. */
-const servedLeaderboard = async (prices: { input?: number; output?: number }) => {
-  const id = (await podium.request("POST", "/api/leaderboards", { token: owner, json: { name: "b", dataset_type: "PUSH" } }))
-    .body.leaderboard.id
-  const model = (await podium.request("POST", `/api/leaderboards/${id}/models`, {
-    token: owner,
-    json: {
+const servedLeaderboard = async (prices: { input?: number; output?: number }) =>
+  (await servingLeaderboard(
+    owner.api,
+    aCandidate(fake.url, {
       name: "priced",
-      platform: "Custom",
-      url: fake.url,
-      auth_type: "none",
       ...(prices.input === undefined ? {} : { input_price_per_m_tokens: prices.input }),
       ...(prices.output === undefined ? {} : { output_price_per_m_tokens: prices.output })
-    }
-  })).body.model.id
-  await podium.request("PATCH", `/api/leaderboards/${id}`, {
-    token: owner,
-    json: { chosen_model_strategy: "manual", chosen_leaderboard_model_id: model }
-  })
-  return id as string
+    }),
+    aLeaderboard({ name: "b" })
+  )).id
+/** A new inference token of `who` on `on` (a budget as `overrides` say) and a client acting with it. */
+const inferenceToken = async (who: SignedIn, overrides: Partial<NewToken>, on: Podium = podium) => {
+  const { secret, token } = await who.api((c) => c.tokens.create({ payload: aToken(["leaderboards:inference"], overrides) }))
+  return { token, api: client(on, secret) }
 }
-const budgetToken = async (limit: number) =>
-  (await podium.request("POST", "/api/tokens", {
-    token: owner,
-    json: { name: "budgeted", scopes: ["leaderboards:inference"], budget_limit: limit, budget_reset_interval: "daily" }
-  })).body as { secret: string; token: { id: string } }
-const infer = (id: string, token: string) =>
-  podium.request("POST", `/v1/leaderboard/${id}/inference`, { token, json: { input: "hi", max_tokens: 500 } })
+const budgetToken = (limit: number) =>
+  inferenceToken(owner, { name: "budgeted", budget_limit: limit, budget_reset_interval: "daily" })
+const infer = (leaderboard_id: LeaderboardId, api: Caller, payload: typeof InferenceRequest.Type = { input: "hi", max_tokens: 500 }) =>
+  api((c) => c.inference.infer({ params: { leaderboard_id }, payload }))
+/** `n` calls at once: how many succeeded, and why the others failed. */
+const together = async (n: number, call: () => Promise<unknown>) => {
+  const settled = await Promise.allSettled(Array.from({ length: n }, call))
+  const refused = settled.flatMap((s) => s.status === "rejected" ? [s.reason as unknown] : [])
+  for (const failure of refused) expect(failure).toBeInstanceOf(ApiFailure)
+  return { ok: settled.length - refused.length, refused: refused as Array<ApiFailure> }
+}
 const ledger = async (tokenId: string) => {
   const [spend] = await query(podium.databaseUrl, (sql) =>
     sql`SELECT settled_usd, reserved_usd FROM token_spend WHERE token_id = ${tokenId}`)
@@ -58,14 +70,13 @@ describe("token budgets", () => {
   it("50 parallel calls on a budget for about 10: spend stays within the budget plus what was in flight", async () => {
     // Each call costs 0.01 (500 output tokens at 20 per million), and the estimate is the same.
     const id = await servedLeaderboard({ input: 0, output: 20 })
-    const { secret, token } = await budgetToken(0.095)
-    const replies = await Promise.all(Array.from({ length: 50 }, () => infer(id, secret)))
-    const ok = replies.filter((r) => r.status === 200).length
-    const refused = replies.filter((r) => r.status === 429)
+    const { api, token } = await budgetToken(0.095)
+    const { ok, refused } = await together(50, () => infer(id, api))
+    for (const r of refused) expect(r.status, r.text).toBe(429)
     expect(ok + refused.length).toBe(50)
     expect(ok).toBe(10)
-    expect(refused[0]!.body.error).toMatchObject({ code: "budget_exceeded", details: { budget_limit: 0.095 } })
-    const retryAfter = Number(refused[0]!.headers.get("retry-after"))
+    expect(refused[0]!.error).toMatchObject({ code: "budget_exceeded", details: { budget_limit: 0.095 } })
+    const retryAfter = Number(refused[0]!.headers["retry-after"])
     expect(retryAfter).toBeGreaterThan(0)
     expect(retryAfter).toBeLessThanOrEqual(86_400)
     const after = await ledger(token.id)
@@ -78,32 +89,25 @@ describe("token budgets", () => {
 
   it("a failed call releases its reservation and costs nothing", async () => {
     const id = await servedLeaderboard({ input: 0, output: 20 })
-    const { secret, token } = await budgetToken(1)
+    const { api, token } = await budgetToken(1)
     fake.mode = "error"
-    try {
-      expect((await infer(id, secret)).status).toBe(502)
-    } finally {
-      fake.mode = "ok"
-    }
+    await expectError(infer(id, api), 502, "upstream_error").finally(() => fake.mode = "ok")
     expect(await ledger(token.id)).toEqual({ settled: 0, reserved: 0, open: 0 })
   })
 
   it("a zero budget refuses every call, priced or not", async () => {
     for (const prices of [{}, { input: 0, output: 20 }]) {
       const id = await servedLeaderboard(prices)
-      const { secret, token } = await budgetToken(0)
-      expect((await infer(id, secret)).status).toBe(429)
+      const { api, token } = await budgetToken(0)
+      await expectError(infer(id, api), 429, "budget_exceeded", JSON.stringify(prices))
       expect(await ledger(token.id)).toMatchObject({ reserved: 0, open: 0 })
     }
   })
 
   it("tokens without a budget are not metered", async () => {
     const id = await servedLeaderboard({ input: 0, output: 20 })
-    const plain = (await podium.request("POST", "/api/tokens", {
-      token: owner,
-      json: { name: "plain", scopes: ["leaderboards:inference"] }
-    })).body
-    expect((await infer(id, plain.secret)).status).toBe(200)
+    const plain = await inferenceToken(owner, { name: "plain" })
+    await infer(id, plain.api)
     const rows = await query(podium.databaseUrl, (sql) => sql`SELECT * FROM token_spend WHERE token_id = ${plain.token.id}`)
     expect(rows).toHaveLength(0)
   })
@@ -128,41 +132,31 @@ const billing = loopbackFake((path, body) => {
 
 describe("spend never exceeds the limit by more than one call's cost (50 parallel calls each)", () => {
   let podium2: Podium
-  let owner2: string
+  let owner2: SignedIn
   beforeAll(async () => {
     await billing.start()
     podium2 = await startPodium({ ROUTER_BASE_URL: `${billing.url()}/router` })
-    owner2 = await session("budget-scenarios")
+    owner2 = await signedIn(podium2, "budget-scenarios")
   })
   afterAll(async () => {
     await podium2.stop()
     await billing.stop()
   })
 
-  const scenario = async (candidate: Record<string, unknown>, limit: number, json: Record<string, unknown> = { input: "hi" }) => {
-    const id = (await podium2.request("POST", "/api/leaderboards", { token: owner2, json: { name: "s", dataset_type: "PUSH" } }))
-      .body.leaderboard.id
-    const model = (await podium2.request("POST", `/api/leaderboards/${id}/models`, { token: owner2, json: candidate })).body.model.id
-    await podium2.request("PATCH", `/api/leaderboards/${id}`, {
-      token: owner2,
-      json: { chosen_model_strategy: "manual", chosen_leaderboard_model_id: model }
-    })
-    const created = (await podium2.request("POST", "/api/tokens", {
-      token: owner2,
-      json: { name: "b", scopes: ["leaderboards:inference"], budget_limit: limit }
-    })).body
-    const replies = await Promise.all(Array.from({ length: 50 }, () =>
-      podium2.request("POST", `/v1/leaderboard/${id}/inference`, { token: created.secret, json })))
-    for (const r of replies) expect([200, 429], r.text).toContain(r.status)
+  const scenario = async (candidate: NewCandidate, limit: number, payload: typeof InferenceRequest.Type = { input: "hi" }) => {
+    const { id } = await servingLeaderboard(owner2.api, candidate, aLeaderboard({ name: "s" }))
+    const { token, api: serving } = await inferenceToken(owner2, { name: "b", budget_limit: limit }, podium2)
+    const { ok, refused } = await together(50, () => infer(id, serving, payload))
+    for (const r of refused) expect(r.status, r.text).toBe(429)
     const [spend] = await query(podium2.databaseUrl, (sql) =>
       sql`SELECT settled_usd::text AS settled, reserved_usd::text AS reserved, unpriced_in_flight
-          FROM token_spend WHERE token_id = ${created.token.id}`)
+          FROM token_spend WHERE token_id = ${token.id}`)
     const [open] = await query(podium2.databaseUrl, (sql) =>
-      sql`SELECT count(*)::int AS n FROM token_reservations WHERE token_id = ${created.token.id}`)
+      sql`SELECT count(*)::int AS n FROM token_reservations WHERE token_id = ${token.id}`)
     expect(open!["n"]).toBe(0)
     expect(Number(spend!["reserved"])).toBe(0) // exact: numeric, no float leftovers
     expect(spend!["unpriced_in_flight"]).toBe(0)
-    return { ok: replies.filter((r) => r.status === 200).length, spent: Number(spend!["settled"]) }
+    return { ok, spent: Number(spend!["settled"]) }
   }
 
   it("a priced candidate and a tiny request without max_tokens: the output is capped, so the bound holds", async () => {

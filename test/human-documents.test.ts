@@ -1,49 +1,60 @@
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DocumentId } from "@podium/domain/human"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
-import { type Podium, session, startPodium } from "./support/Podium.ts"
+import {
+  aCandidate,
+  aCase,
+  aDocument,
+  aHumanLeaderboard,
+  createCase,
+  generate,
+  humanLeaderboard,
+  type NewCase,
+  type NewDocument,
+  type SignedIn,
+  signedIn,
+  uploadDocument
+} from "./support/Builders.ts"
+import { expectError, expectValidation, unchecked } from "./support/Client.ts"
+import { type Podium, startPodium } from "./support/Podium.ts"
 
 let fake: OpenAiFake
 let podium: Podium
-let owner: string
+let owner: SignedIn
 
 beforeAll(async () => {
   fake = await startOpenAiFake()
   podium = await startPodium()
-  owner = await session("documents-owner")
+  owner = await signedIn(podium, "documents-owner")
 })
 afterAll(async () => {
   await podium.stop()
   await fake.close()
 })
 
-const H = (id: string) => `/api/leaderboards/${id}/human`
-const b64 = (text: string | Uint8Array) => Buffer.from(text).toString("base64")
-
-const leaderboard = async () => {
-  const id = (await podium.request("POST", "/api/leaderboards", {
-    token: owner,
-    json: { name: "docs", eval_type: "human", dataset_type: "PUSH" }
-  })).body.leaderboard.id as string
-  for (const path of ["d-1", "d-2"]) {
-    await podium.request("POST", `/api/leaderboards/${id}/models`, {
-      token: owner,
-      json: { name: path, platform: "Custom", url: `${fake.url}/${path}`, auth_type: "none" }
-    })
-  }
-  return id
-}
-const upload = (id: string, json: Record<string, unknown>) =>
-  podium.request("POST", `${H(id)}/documents`, { token: owner, json: { id: crypto.randomUUID(), scope: "case", ...json } })
-const newCase = (id: string, json: Record<string, unknown> = {}) =>
-  podium.request("POST", `${H(id)}/cases`, { token: owner, json: { id: crypto.randomUUID(), input: "What applies?", ...json } })
+const leaderboard = async () =>
+  (await humanLeaderboard(
+    owner.api,
+    ["d-1", "d-2"].map((path) => aCandidate(`${fake.url}/${path}`, { name: path })),
+    aHumanLeaderboard({ name: "docs" })
+  )).id
+const upload = (leaderboard_id: LeaderboardId, data: string | Uint8Array, overrides: Partial<NewDocument>) =>
+  uploadDocument(owner.api, leaderboard_id, aDocument(data, overrides))
+const newCase = (leaderboard_id: LeaderboardId, overrides: Partial<NewCase> = {}) =>
+  createCase(owner.api, leaderboard_id, aCase({ input: "What applies?", ...overrides }))
+const sharedDocuments = async (leaderboard_id: LeaderboardId) =>
+  (await owner.api((c) => c.human.documents({ params: { leaderboard_id } }))).documents
+const archive = (leaderboard_id: LeaderboardId, document_id: DocumentId) =>
+  owner.api((c) => c.human.archiveDocument({ params: { leaderboard_id, document_id } }))
 
 describe("human-evaluation documents", () => {
   it("uploads once: 201, an identical retry 200, the id with other content 409", async () => {
     const id = await leaderboard()
-    const docId = crypto.randomUUID()
-    const created = await upload(id, { id: docId, name: "policy.md", data: b64("# Refunds\n30 days") })
+    const docId = DocumentId.make(randomUUID())
+    const created = await upload(id, "# Refunds\n30 days", { id: docId, name: "policy.md" })
     expect(created.status).toBe(201)
     expect(created.body).toMatchObject({
       id: docId,
@@ -54,93 +65,88 @@ describe("human-evaluation documents", () => {
       sha256: createHash("sha256").update("# Refunds\n30 days").digest("hex"),
       archived_at: null
     })
-    expect(created.body.data).toBeUndefined()
-    const retry = await upload(id, { id: docId, name: "policy.md", data: b64("# Refunds\n30 days") })
+    expect(created.body).not.toHaveProperty("data")
+    const retry = await upload(id, "# Refunds\n30 days", { id: docId, name: "policy.md" })
     expect(retry.status).toBe(200)
     expect(retry.body).toEqual(created.body)
-    const other = await upload(id, { id: docId, name: "policy.md", data: b64("# Refunds\n60 days") })
-    expect(other.status).toBe(409)
-    expect(other.body.error.code).toBe("id_reused")
+    await expectError(upload(id, "# Refunds\n60 days", { id: docId, name: "policy.md" }), 409, "id_reused", "other content")
 
     const caseId = (await newCase(id)).body.id
-    const asDocument = await upload(id, { id: caseId, name: "x.txt", data: b64("x") })
-    expect(asDocument.status).toBe(409)
-    expect(asDocument.body.error.code).toBe("id_reused")
+    await expectError(upload(id, "x", { id: DocumentId.make(caseId), name: "x.txt" }), 409, "id_reused", "a case's id")
   })
 
   it("reads txt, md, csv, json and pdf; refuses other files with 400 and oversize ones with 413", async () => {
     const id = await leaderboard()
     const pdf = readFileSync(new URL("../packages/adapters-http/test-fixtures/two-pages.pdf", import.meta.url))
-    expect((await upload(id, { name: "paper.pdf", data: b64(pdf) })).body.media_type).toBe("application/pdf")
-    expect((await upload(id, { name: "rows.csv", data: b64("a,b\n1,2") })).body.media_type).toBe("text/csv")
-    expect((await upload(id, { name: "data.json", data: b64("{\"a\":1}") })).body.media_type).toBe("application/json")
-    expect((await upload(id, { name: "notes.txt", data: b64("plain") })).body.media_type).toBe("text/plain")
+    expect((await upload(id, pdf, { name: "paper.pdf" })).body.media_type).toBe("application/pdf")
+    expect((await upload(id, "a,b\n1,2", { name: "rows.csv" })).body.media_type).toBe("text/csv")
+    expect((await upload(id, "{\"a\":1}", { name: "data.json" })).body.media_type).toBe("application/json")
+    expect((await upload(id, "plain", { name: "notes.txt" })).body.media_type).toBe("text/plain")
 
-    const png = await upload(id, { name: "image.png", data: b64(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0])) })
-    expect(png.status).toBe(400)
-    expect(png.body.error.code).toBe("invalid_document")
-    const badJson = await upload(id, { name: "data.json", data: b64("{nope") })
-    expect(badJson.status).toBe(400)
-    const notBase64 = await upload(id, { name: "a.txt", data: "%%%not base64%%%" })
-    expect(notBase64.status).toBe(400)
-    expect(notBase64.body.error.details.issues[0].path).toEqual(["payload", "data"])
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0])
+    await expectError(upload(id, png, { name: "image.png" }), 400, "invalid_document", "png")
+    await expectError(upload(id, "{nope", { name: "data.json" }), 400, "invalid_document", "bad json")
+    // Not base64, which the typed client cannot send.
+    const notBase64 = unchecked(podium, "POST", `/api/leaderboards/${id}/human/documents`, {
+      token: owner.session,
+      json: { id: randomUUID(), scope: "case", name: "a.txt", data: "%%%not base64%%%" }
+    })
+    await expectValidation(notBase64, ["payload", "data"], "not base64")
 
-    const tooLong = await upload(id, { name: "long.txt", data: b64("x".repeat(200_001)) })
-    expect(tooLong.status).toBe(413)
-    expect(tooLong.body.error).toMatchObject({ code: "payload_too_large", details: { limit: 200_000 } })
-    const tooBig = await upload(id, { name: "big.txt", data: b64(new Uint8Array(10 * 1024 * 1024 + 1).fill(0x41)) })
-    expect(tooBig.status).toBe(413)
-    expect(tooBig.body.error.details.limit).toBe(10 * 1024 * 1024)
+    const tooLong = await expectError(upload(id, "x".repeat(200_001), { name: "long.txt" }), 413, "payload_too_large", "text")
+    expect(tooLong.error).toMatchObject({ code: "payload_too_large", details: { limit: 200_000 } })
+    const bytes = new Uint8Array(10 * 1024 * 1024 + 1).fill(0x41)
+    const tooBig = await expectError(upload(id, bytes, { name: "big.txt" }), 413, "payload_too_large", "bytes")
+    expect(tooBig.error.details?.["limit"]).toBe(10 * 1024 * 1024)
   })
 
   it("shared documents go into every new draft until archived; generation sends the documents' text", async () => {
     const id = await leaderboard()
-    const shared = await upload(id, { name: "policy.md", scope: "shared", data: b64("Refunds within 30 days.") })
+    const shared = await upload(id, "Refunds within 30 days.", { name: "policy.md", scope: "shared" })
     expect(shared.status).toBe(201)
-    const own = await upload(id, { name: "order.txt", data: b64("Order 42 was paid on May 1.") })
-    expect((await podium.request("GET", `${H(id)}/documents`, { token: owner })).body.documents.map((d: { id: string }) => d.id))
-      .toEqual([shared.body.id])
+    const own = (await upload(id, "Order 42 was paid on May 1.", { name: "order.txt" })).body
+    expect((await sharedDocuments(id)).map((d) => d.id)).toEqual([shared.body.id])
 
-    const withBoth = await newCase(id, { attachment_ids: [own.body.id] })
+    const withBoth = await newCase(id, { attachment_ids: [own.id] })
     expect(withBoth.status).toBe(201)
-    expect(withBoth.body.attachments.map((a: { id: string; scope: string }) => [a.id, a.scope])).toEqual([
-      [own.body.id, "case"],
+    expect(withBoth.body.attachments.map((a) => [a.id, a.scope])).toEqual([
+      [own.id, "case"],
       [shared.body.id, "shared"]
     ])
-    const generated = await podium.request("POST", `${H(id)}/cases/${withBoth.body.id}/generate`, { token: owner, json: {} })
-    expect(generated.status).toBe(200)
+    await generate(owner.api, id, withBoth.body.id)
     expect(fake.seen.at(-1)!.body.messages.at(-1).content).toBe(
       "Document: order.txt\nOrder 42 was paid on May 1.\n\nDocument: policy.md\nRefunds within 30 days.\n\nWhat applies?"
     )
 
-    const archived = await podium.request("DELETE", `${H(id)}/documents/${shared.body.id}`, { token: owner })
-    expect(archived.status).toBe(200)
-    expect(archived.body.archived_at).not.toBeNull()
-    expect((await podium.request("GET", `${H(id)}/documents`, { token: owner })).body.documents).toEqual([])
+    const archived = await archive(id, shared.body.id)
+    expect(archived.archived_at).not.toBeNull()
+    expect(await sharedDocuments(id)).toEqual([])
     expect((await newCase(id)).body.attachments).toEqual([])
-    const earlier = await podium.request("GET", `${H(id)}/cases/${withBoth.body.id}`, { token: owner })
-    expect(earlier.body.attachments).toHaveLength(2)
-    const reuse = await upload(id, { id: shared.body.id, name: "policy.md", scope: "shared", data: b64("Refunds within 30 days.") })
-    expect(reuse.status).toBe(409)
-    expect(reuse.body.error.message).toContain("archived")
-    expect((await podium.request("DELETE", `${H(id)}/documents/${own.body.id}`, { token: owner })).status).toBe(404)
+    const earlier = await owner.api((c) => c.human.getCase({ params: { leaderboard_id: id, case_id: withBoth.body.id } }))
+    expect(earlier.attachments).toHaveLength(2)
+    const reuse = await expectError(
+      upload(id, "Refunds within 30 days.", { id: shared.body.id, name: "policy.md", scope: "shared" }),
+      409,
+      "id_reused",
+      "archived id"
+    )
+    expect(reuse.error.message).toContain("archived")
+    await expectError(archive(id, own.id), 404, "not_found", "a case document")
   })
 
   it("attachment_ids name only this leaderboard's case documents; a case's documents fit 400,000 characters", async () => {
     const id = await leaderboard()
     const elsewhere = await leaderboard()
-    const foreign = await upload(elsewhere, { name: "a.txt", data: b64("a") })
-    const shared = await upload(id, { name: "s.txt", scope: "shared", data: b64("s".repeat(150_000)) })
-    for (const bad of [foreign.body.id, shared.body.id, crypto.randomUUID()]) {
-      const reply = await newCase(id, { attachment_ids: [bad] })
-      expect(reply.status).toBe(400)
-      expect(reply.body.error.details.issues[0].path).toEqual(["attachment_ids", 0])
+    const foreign = (await upload(elsewhere, "a", { name: "a.txt" })).body
+    const shared = (await upload(id, "s".repeat(150_000), { name: "s.txt", scope: "shared" })).body
+    for (const bad of [foreign.id, shared.id, DocumentId.make(randomUUID())]) {
+      const refused = await expectError(newCase(id, { attachment_ids: [bad] }), 400, "validation_failed", bad)
+      expect((refused.error.details?.["issues"] as Array<{ path: unknown }>)[0]!.path).toEqual(["attachment_ids", 0])
     }
-    const first = await upload(id, { name: "1.txt", data: b64("1".repeat(150_000)) })
-    const second = await upload(id, { name: "2.txt", data: b64("2".repeat(150_000)) })
-    expect((await newCase(id, { attachment_ids: [first.body.id] })).status).toBe(201) // 300,000 with the shared one
-    const over = await newCase(id, { attachment_ids: [first.body.id, second.body.id] })
-    expect(over.status).toBe(413)
-    expect(over.body.error.details.limit).toBe(400_000)
+    const first = (await upload(id, "1".repeat(150_000), { name: "1.txt" })).body
+    const second = (await upload(id, "2".repeat(150_000), { name: "2.txt" })).body
+    expect((await newCase(id, { attachment_ids: [first.id] })).status).toBe(201) // 300,000 with the shared one
+    const over = await expectError(newCase(id, { attachment_ids: [first.id, second.id] }), 413, "payload_too_large")
+    expect(over.error.details?.["limit"]).toBe(400_000)
   })
 })

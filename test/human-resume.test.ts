@@ -1,7 +1,11 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, expect, it } from "vitest"
+import type { CaseId } from "@podium/domain/human"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { completion } from "./fakes/OpenAiFake.ts"
+import { aCandidate, aCase, aHumanLeaderboard, createCase, generate, humanLeaderboard } from "./support/Builders.ts"
+import { type Caller, client } from "./support/Client.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
@@ -27,6 +31,8 @@ afterAll(async () => {
   server.closeAllConnections()
   await new Promise((resolve) => server.close(resolve))
 })
+const caseOn = (api: Caller, leaderboard_id: LeaderboardId, case_id: CaseId) =>
+  api((c) => c.human.getCase({ params: { leaderboard_id, case_id } }))
 
 it("a generation cut off by a stop is finished by the next instance, calling only the unanswered candidate again", async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -35,19 +41,14 @@ it("a generation cut off by a stop is finished by the next instance, calling onl
   const first = await startPodium({ DATABASE_URL: databaseUrl })
   running.push(first)
   const owner = await session("resume-owner")
-  const id = (await first.request("POST", "/api/leaderboards", {
-    token: owner,
-    json: { name: "resume", eval_type: "human", dataset_type: "PUSH" }
-  })).body.leaderboard.id as string
-  for (const path of ["fast-1", "fast-2", "slow"]) {
-    await first.request("POST", `/api/leaderboards/${id}/models`, {
-      token: owner,
-      json: { name: path, platform: "Custom", url: `${upstream}/${path}`, auth_type: "none" }
-    })
-  }
-  const caseId = crypto.randomUUID()
-  await first.request("POST", `/api/leaderboards/${id}/human/cases`, { token: owner, json: { id: caseId, input: "hi" } })
-  const pending = first.request("POST", `/api/leaderboards/${id}/human/cases/${caseId}/generate`, { token: owner, json: {} })
+  const onFirst = client(first, owner)
+  const { id } = await humanLeaderboard(
+    onFirst,
+    ["fast-1", "fast-2", "slow"].map((path) => aCandidate(`${upstream}/${path}`, { name: path })),
+    aHumanLeaderboard({ name: "resume" })
+  )
+  const caseId = (await createCase(onFirst, id, aCase({ input: "hi" }))).body.id
+  const pending = generate(onFirst, id, caseId)
     .catch((error: unknown) => error) // the instance stops under it
   const stored = async () =>
     (await query(databaseUrl, (sql) => sql`SELECT count(*)::int AS n FROM human_responses WHERE case_id = ${caseId}`))[0]!["n"]
@@ -61,13 +62,13 @@ it("a generation cut off by a stop is finished by the next instance, calling onl
   const second = await startPodium({ DATABASE_URL: databaseUrl })
   running.push(second)
 
-  await expect.poll(async () =>
-    (await second.request("GET", `/api/leaderboards/${id}/human/cases/${caseId}`, { token: owner })).body.status, {
+  const onSecond = client(second, owner)
+  await expect.poll(async () => (await caseOn(onSecond, id, caseId)).status, {
     timeout: 30_000,
     interval: 250
   }).toBe("generated")
-  const done = await second.request("GET", `/api/leaderboards/${id}/human/cases/${caseId}`, { token: owner })
-  expect(done.body.responses.map((r: { status: string }) => r.status)).toEqual(["succeeded", "succeeded", "succeeded"])
+  const done = await caseOn(onSecond, id, caseId)
+  expect(done.responses.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded"])
   expect(Object.fromEntries(calls)).toEqual({
     "/fast-1/chat/completions": 1,
     "/fast-2/chat/completions": 1,

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
-import { type Podium, session, startPodium } from "./support/Podium.ts"
+import { aCandidate, aLeaderboard, apiToken, servingLeaderboard, signedIn } from "./support/Builders.ts"
+import { client } from "./support/Client.ts"
+import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
 let fake: OpenAiFake
@@ -17,35 +19,22 @@ afterAll(async () => {
 
 describe("an answer Postgres cannot store", () => {
   it("reaches the client unchanged, is traced with U+FFFD, and holds no later trace", async () => {
-    const owner = await session("poison-owner")
-    const serving = (await podium.request("POST", "/api/tokens", {
-      token: owner,
-      json: { name: "serving", scopes: ["leaderboards:inference"] }
-    })).body.secret
-    const id = (await podium.request("POST", "/api/leaderboards", {
-      token: owner,
-      json: { name: "poison", dataset_type: "PUSH" }
-    })).body.leaderboard.id
-    const candidate = (await podium.request("POST", `/api/leaderboards/${id}/models`, {
-      token: owner,
-      json: { name: "local", platform: "Custom", url: fake.url }
-    })).body.model.id
-    await podium.request("PATCH", `/api/leaderboards/${id}`, {
-      token: owner,
-      json: { chosen_model_strategy: "manual", chosen_leaderboard_model_id: candidate }
-    })
-    const infer = (input: string) =>
-      podium.request("POST", `/v1/leaderboard/${id}/inference`, { token: serving, json: { input } })
+    const owner = await signedIn(podium, "poison-owner")
+    const servingToken = await apiToken(owner.api, ["leaderboards:inference"], { name: "serving" })
+    const serving = client(podium, servingToken)
+    const { id } = await servingLeaderboard(owner.api, aCandidate(fake.url, { name: "local" }), aLeaderboard({ name: "poison" }))
+    const infer = (input: string) => serving((c) => c.inference.infer({ params: { leaderboard_id: id }, payload: { input } }))
 
     fake.mode = "poison"
-    const poisoned = await infer("first")
+    // The answer byte for byte, escapes included: the wire itself.
+    const poisoned = await podium.request("POST", `/v1/leaderboard/${id}/inference`, { token: servingToken, json: { input: "first" } })
     expect(poisoned.status).toBe(200)
-    expect(poisoned.text).toBe(fake.sent.at(-1)) // byte for byte, escapes included
+    expect(poisoned.text).toBe(fake.sent.at(-1))
     expect(poisoned.body.choices[0].message.content).toBe("poison: \u0000 \ud800 first")
 
     fake.mode = "ok"
     const later = await Promise.all(Array.from({ length: 200 }, (_, i) => infer(`call ${i}`)))
-    expect(later.every((r) => r.status === 200)).toBe(true)
+    expect(later).toHaveLength(200) // each call succeeded: a failure rejects
 
     const count = async () =>
       (await query(podium.databaseUrl, (sql) =>

@@ -1,8 +1,11 @@
+import { randomUUID } from "node:crypto"
 import type { Scope } from "@podium/domain/access"
+import { CaseId, DocumentId, type ResponseId, type Verdict } from "@podium/domain/human"
 import type { CandidateId, ChosenModelStrategy, LeaderboardId } from "@podium/domain/leaderboards"
 import type { WorkspaceId } from "@podium/domain/shared"
 import type { AddCandidateRequest, CreateLeaderboardRequest } from "@podium/adapters-http/leaderboards/LeaderboardsApi"
 import type { CreateTokenRequest } from "@podium/adapters-http/access/TokensApi"
+import type { CaseCreateRequest, DocumentUploadRequest } from "@podium/adapters-http/human/HumanApi"
 import { type Caller, client } from "./Client.ts"
 import { type Podium, session, type SessionOptions } from "./Podium.ts"
 
@@ -11,6 +14,8 @@ import { type Podium, session, type SessionOptions } from "./Podium.ts"
 export type NewLeaderboard = typeof CreateLeaderboardRequest.Type
 export type NewCandidate = typeof AddCandidateRequest.Type
 export type NewToken = typeof CreateTokenRequest.Type
+export type NewCase = typeof CaseCreateRequest.Type
+export type NewDocument = typeof DocumentUploadRequest.Type
 
 /** A leaderboard fed by pushes, so it needs no dataset URL. */
 export const aLeaderboard = (overrides: Partial<NewLeaderboard> = {}): NewLeaderboard => ({
@@ -88,3 +93,62 @@ export const choose = (
       payload: { chosen_model_strategy: strategy, chosen_leaderboard_model_id: candidate }
     })
   )
+
+/** A leaderboard judged by people (human evaluation), fed by pushes. */
+export const aHumanLeaderboard = (overrides: Partial<NewLeaderboard> = {}): NewLeaderboard =>
+  aLeaderboard({ name: "blind", eval_type: "human", ...overrides })
+
+/** A human leaderboard with `candidates`, returning its id and the candidates' ids and names. */
+export const humanLeaderboard = async (
+  api: Caller,
+  candidates: ReadonlyArray<NewCandidate>,
+  leaderboard: NewLeaderboard = aHumanLeaderboard()
+) => {
+  const { id } = (await api((c) => c.leaderboards.create({ payload: leaderboard }))).leaderboard
+  const added: Array<{ readonly id: CandidateId; readonly name: string }> = []
+  for (const candidate of candidates) {
+    const { model } = await api((c) => c.leaderboards.addModel({ params: { leaderboard_id: id }, payload: candidate }))
+    added.push({ id: model.id, name: model.name })
+  }
+  return { id, candidates: added }
+}
+
+/** A draft case with a fresh client id. */
+export const aCase = (overrides: Partial<NewCase> = {}): NewCase => ({
+  id: CaseId.make(randomUUID()),
+  input: "Refund window?",
+  ...overrides
+})
+
+/** A case document holding `data` (text as UTF-8), with a fresh client id. */
+export const aDocument = (data: string | Uint8Array, overrides: Partial<NewDocument> = {}): NewDocument => ({
+  id: DocumentId.make(randomUUID()),
+  name: "notes.txt",
+  scope: "case",
+  data: typeof data === "string" ? new TextEncoder().encode(data) : data,
+  ...overrides
+})
+
+/** Creates a case; `status` tells a new one (201) from an identical retry (200). */
+export const createCase = async (api: Caller, leaderboard_id: LeaderboardId, payload: NewCase) => {
+  const [body, response] = await api((c) =>
+    c.human.createCase({ params: { leaderboard_id }, payload, responseMode: "decoded-and-response" })
+  )
+  return { status: response.status, body }
+}
+
+/** Uploads a document; `status` tells a new one (201) from an identical retry (200). */
+export const uploadDocument = async (api: Caller, leaderboard_id: LeaderboardId, payload: NewDocument) => {
+  const [body, response] = await api((c) =>
+    c.human.uploadDocument({ params: { leaderboard_id }, payload, responseMode: "decoded-and-response" })
+  )
+  return { status: response.status, body }
+}
+
+/** Generates the case's responses, one per candidate. */
+export const generate = (api: Caller, leaderboard_id: LeaderboardId, case_id: CaseId) =>
+  api((c) => c.human.generate({ params: { leaderboard_id, case_id }, payload: {} }))
+
+/** The same verdict on every response. */
+export const verdictsOn = (responses: ReadonlyArray<{ readonly id: ResponseId }>, verdict: Verdict) =>
+  Object.fromEntries(responses.map((r) => [r.id, verdict]))
