@@ -74,11 +74,13 @@ const walk = (value: unknown, path: Array<string | number>): InputIssue | undefi
 
 /**
  * The first thing in a JSON body no route accepts, with its path (`["payload", ...]`), or undefined.
- * Text that is not JSON is left to the route's own decoding, which answers it.
+ * Text that is not JSON is left to the route's own decoding, which answers it. With `depthOnly`
+ * (routes that judge each item of a batch alone) only the nesting is checked here.
  */
-export const jsonBodyIssue = (text: string): InputIssue | undefined => {
+export const jsonBodyIssue = (text: string, options?: { readonly depthOnly?: boolean }): InputIssue | undefined => {
   const { depth, escapes } = scan(text)
-  if (depth <= maxJsonDepth && !escapes) return undefined
+  if (depth <= maxJsonDepth && (!escapes || options?.depthOnly === true)) return undefined
+  if (options?.depthOnly === true) return { path: ["payload"], message: `Expected JSON nested at most ${maxJsonDepth} levels deep` }
   let parsed: unknown
   try {
     parsed = JSON.parse(text)

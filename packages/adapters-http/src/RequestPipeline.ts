@@ -66,6 +66,12 @@ const tooLarge = () =>
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /**
+ * Routes that judge each row of a batch alone: a row with U+0000 or a lone surrogate is rejected in
+ * the answer and the other rows are stored, so the pipeline checks only their nesting.
+ */
+const rowByRowPaths = /^\/v1\/leaderboard\/[^/]+\/dataset\/push\/?$/
+
+/**
  * What no route accepts, refused before any route runs (see RequestInput): a URL or JSON body with
  * U+0000 or lone surrogates, JSON nested too deep, and a declared length over the limit (refused
  * without reading the body).
@@ -77,7 +83,7 @@ const refuseHostileInput = (request: HttpServerRequest.HttpServerRequest) =>
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge()
     if (!bodyMethods.has(request.method) || !(request.headers["content-type"] ?? "").includes("json")) return undefined
-    const inBody = jsonBodyIssue(yield* request.text)
+    const inBody = jsonBodyIssue(yield* request.text, { depthOnly: rowByRowPaths.test(pathOf(request.url)) })
     return inBody === undefined ? undefined : invalid([inBody])
   })
 

@@ -13,6 +13,7 @@ import humanTallies from "./migrations/0009_human_tallies.ts"
 import exactBudgets from "./migrations/0010_exact_budgets.ts"
 import workspaceClientIds from "./migrations/0011_workspace_client_ids.ts"
 import leaderboardVersion from "./migrations/0012_leaderboard_version.ts"
+import datasets from "./migrations/0013_datasets.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -27,7 +28,8 @@ export const loader = PgMigrator.fromRecord({
   "0009_human_tallies": humanTallies,
   "0010_exact_budgets": exactBudgets,
   "0011_workspace_client_ids": workspaceClientIds,
-  "0012_leaderboard_version": leaderboardVersion
+  "0012_leaderboard_version": leaderboardVersion,
+  "0013_datasets": datasets
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -20,6 +20,9 @@ import { InvitesHttp } from "@podium/adapters-http/access/InvitesHttp"
 import { LeaderboardsHttp } from "@podium/adapters-http/leaderboards/LeaderboardsHttp"
 import { TokensHttp } from "@podium/adapters-http/access/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
+import { PushDatasetsHttp } from "@podium/adapters-http/datasets/PushDatasetsHttp"
+import { DatasetRepositoryPg } from "@podium/adapters-pg/datasets/DatasetRepositoryPg"
+import { Datasets } from "@podium/domain/datasets"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
@@ -131,7 +134,8 @@ const layerLinks = (config: PodiumConfig) => {
       target.searchParams.set("business_id", invite.workspace_id)
       return target.toString()
     },
-    tracesUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/traces?format=jsonl`
+    tracesUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/traces?format=jsonl`,
+    datasetPushUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/dataset/push`
   }))
 }
 
@@ -162,6 +166,7 @@ export const layerServices = (config: PodiumConfig) =>
       HumanDocumentRepositoryPg.layer,
       TraceWriterPg.layer,
       TraceReaderPg.layer,
+      DatasetRepositoryPg.layer,
       ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
@@ -197,6 +202,7 @@ export const layerServices = (config: PodiumConfig) =>
         Inference.layer,
         TraceExport.layer,
         Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
+        Datasets.layer,
         CaseGenerator.layer
       ).pipe(
         Layer.provideMerge(Leaderboards.layer),
@@ -220,6 +226,7 @@ export const layerRoutes = Layer.mergeAll(
       LeaderboardsHttp,
       InferenceHttp,
       TracesHttp,
+      PushDatasetsHttp,
       HumanHttp
     ]),
     Layer.provide(layerAuthentication)

@@ -1,6 +1,7 @@
 import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
+import { DatasetRepository, Datasets } from "@podium/domain/datasets"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 
 /** How long processed job messages are kept for deduplication before they are pruned. */
@@ -28,6 +29,30 @@ export const sweepReservations = Effect.gen(function*() {
   return released
 }).pipe(Effect.withSpan("Jobs.sweepReservations"))
 
+/**
+ * Consolidates every PUSH dataset whose trigger has fired (every N events, every H hours), and hashes
+ * versions a crash left unhashed. The rows wait in Postgres, so a trigger missed while no instance
+ * ran fires at the next tick; one leaderboard's failure is logged and never holds the others.
+ */
+export const consolidateDatasets = Effect.gen(function*() {
+  const repository = yield* DatasetRepository
+  const datasets = yield* Datasets
+  const each = <A>(label: string, leaderboardId: string, effect: Effect.Effect<A>) =>
+    effect.pipe(
+      Effect.catchCause((cause) => Effect.logError(label, cause).pipe(Effect.annotateLogs({ leaderboard_id: leaderboardId })))
+    )
+  let consolidated = 0
+  for (const { leaderboardId } of yield* repository.pending) {
+    yield* each("dataset consolidation failed", leaderboardId, Effect.map(datasets.consolidateIfDue(leaderboardId), (made) => {
+      if (made._tag === "Some") consolidated++
+    }))
+  }
+  for (const { leaderboardId, version } of yield* repository.unhashed) {
+    yield* each("dataset version hashing failed", leaderboardId, repository.hash(leaderboardId, version))
+  }
+  return consolidated
+}).pipe(Effect.withSpan("Jobs.consolidateDatasets"))
+
 /** Durable schedules: one run per tick across every instance, kept in Postgres. */
 export const layerJobs = Layer.mergeAll(
   ClusterCron.make({
@@ -39,6 +64,11 @@ export const layerJobs = Layer.mergeAll(
     name: "sweep-budget-reservations",
     cron: Cron.parseUnsafe("* * * * *"),
     execute: Effect.asVoid(sweepReservations)
+  }),
+  ClusterCron.make({
+    name: "consolidate-datasets",
+    cron: Cron.parseUnsafe("* * * * *"),
+    execute: Effect.asVoid(consolidateDatasets)
   }),
   ClusterCron.make({
     name: "prune-job-messages",

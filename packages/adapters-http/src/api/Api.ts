@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { DatasetsApi } from "../integrations/DatasetsApi.ts"
+import { DatasetAdminApi, PushDatasetsApi } from "../datasets/PushDatasetsApi.ts"
 import { HealthApi } from "../health/HealthApi.ts"
 import { HumanApi } from "../human/HumanApi.ts"
 import { InferenceApi } from "../inference/InferenceApi.ts"
@@ -26,6 +27,8 @@ export class Api extends HttpApi.make("podium")
   .add(LeaderboardsApi)
   .add(InferenceApi)
   .add(TracesApi)
+  .add(PushDatasetsApi)
+  .add(DatasetAdminApi)
   .add(HumanApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.

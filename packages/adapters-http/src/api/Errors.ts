@@ -164,6 +164,15 @@ export class InvalidCandidateCount extends ErrorClass<InvalidCandidateCount>()(
   "invalid_candidate_count",
   Schema.Struct({ count: Schema.Int })
 ) {}
+export class LeaderboardPaused extends ErrorClass<LeaderboardPaused>()("LeaderboardPaused", 409, "leaderboard_paused") {}
+export class CollectionEnded extends ErrorClass<CollectionEnded>()(
+  "CollectionEnded",
+  409,
+  "collection_ended",
+  Schema.Struct({ end_date: Schema.String })
+) {}
+export class NotPushDataset extends ErrorClass<NotPushDataset>()("NotPushDataset", 409, "not_push_dataset") {}
+export class NoLabeller extends ErrorClass<NoLabeller>()("NoLabeller", 409, "no_labeller") {}
 export class IdReused extends ErrorClass<IdReused>()("IdReused", 409, "id_reused", Schema.Struct({ id: Schema.String })) {}
 // 413, 415, 429
 export class PayloadTooLarge extends ErrorClass<PayloadTooLarge>()(
@@ -178,6 +187,12 @@ export class BudgetExceeded extends ErrorClass<BudgetExceeded>()(
   429,
   "budget_exceeded",
   Schema.Struct({ budget_limit: Schema.Finite, spent_usd: Schema.Finite, retry_after_seconds: Schema.Finite })
+) {}
+export class EventLimitExceeded extends ErrorClass<EventLimitExceeded>()(
+  "EventLimitExceeded",
+  429,
+  "event_limit_exceeded",
+  Schema.Struct({ retry_after_seconds: Schema.Finite, limits: Schema.Unknown })
 ) {}
 // 5xx
 export class Internal extends ErrorClass<Internal>()("Internal", 500, "internal") {}

@@ -65,10 +65,14 @@ export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provid
   { security: { Session: sessionScheme }, error: Unauthorized }
 ) {}
 
-/** Dataset push routes: an API token with the scope, or the leaderboard's push token. */
+/**
+ * Dataset push routes: the leaderboard's push token, or an API token with the scope. The schemes are
+ * tried in this order and the last refusal is the answer, so the ApiToken side also speaks for a
+ * push token that was refused (see Authentication).
+ */
 export class PushAuth extends HttpApiMiddleware.Service<PushAuth, { provides: CurrentPrincipal }>()(
   "@podium/adapters-http/api/Security/PushAuth",
-  { security: { ApiToken: apiTokenScheme, PushToken: pushTokenScheme }, error: tokenErrors }
+  { security: { PushToken: pushTokenScheme, ApiToken: apiTokenScheme }, error: tokenErrors }
 ) {}
 
 /**

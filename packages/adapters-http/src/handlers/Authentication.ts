@@ -7,10 +7,14 @@ import {
   Authentication,
 } from "@podium/domain/access"
 import type { HttpApiEndpoint } from "effect/http-api"
+import { HttpServerRequest } from "effect/http"
 import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequestErrors, RequiredScope, SessionAuth } from "../api/Security.ts"
 import { mapDomainErrors } from "./ErrorMapping.ts"
 
 const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
+const missingEither = new Unauthenticated({
+  message: "Missing credential: send X-Service-Push-Token: <push token> or Authorization: Bearer <token>"
+})
 const apiTokenRefused = new Unauthenticated({
   message: "API tokens are not accepted here: this operation needs a signed-in user session"
 })
@@ -77,13 +81,20 @@ export const layerAuthentication = Layer.mergeAll(
     PushAuth,
     Effect.gen(function*() {
       const auth = yield* Authentication
+      const pushToken = <A, E, R>(httpEffect: Effect.Effect<A, E, R>, credential: Redacted.Redacted<string>) =>
+        authenticated(Effect.gen(function*() {
+          if (Redacted.value(credential) === "") return yield* missingEither
+          return yield* auth.pushToken(credential)
+        }), httpEffect)
       return PushAuth.of({
-        ApiToken: bearer(auth),
-        PushToken: (httpEffect, { credential }) =>
-          authenticated(Effect.gen(function*() {
-            if (Redacted.value(credential) === "") return yield* missing
-            return yield* auth.pushToken(credential)
-          }), httpEffect)
+        PushToken: (httpEffect, { credential }) => pushToken(httpEffect, credential),
+        // Tried last, so its refusal is the answer: without a bearer token it judges the push token
+        // again, so a refused push token is answered as such rather than as a missing bearer.
+        ApiToken: (httpEffect, options) =>
+          Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
+            Redacted.value(options.credential) === ""
+              ? pushToken(httpEffect, Redacted.make(request.headers["x-service-push-token"] ?? ""))
+              : bearer(auth)(httpEffect, options))
       })
     })
   )

@@ -27,6 +27,7 @@ import type {
   WrongEvalType,
 } from "@podium/domain/human"
 import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/inference"
+import type { CollectionEnded, EventLimitExceeded, PushTooLarge } from "@podium/domain/datasets"
 import * as ApiErrors from "../api/Errors.ts"
 import { apiError } from "../api/Errors.ts"
 
@@ -118,6 +119,23 @@ export const toApiError = {
     Effect.fail(apiError(ApiErrors.PayloadTooLarge, e.message, { limit: e.limit })),
   UnsupportedDocument: (e: UnsupportedDocument) =>
     Effect.fail(apiError(ApiErrors.InvalidDocument, `${e.name}: ${e.reason}`, { name: e.name, reason: e.reason })),
+  PushTooLarge: (e: PushTooLarge) => Effect.fail(apiError(ApiErrors.PayloadTooLarge, e.message)),
+  NotPushDataset: () =>
+    Effect.fail(apiError(ApiErrors.NotPushDataset, "Rows are pushed only to leaderboards whose dataset_type is PUSH")),
+  LeaderboardPaused: () =>
+    Effect.fail(apiError(ApiErrors.LeaderboardPaused, "The leaderboard is paused: set its status to active to push rows")),
+  CollectionEnded: (e: CollectionEnded) =>
+    Effect.fail(apiError(ApiErrors.CollectionEnded, `The leaderboard stopped collecting rows at its end_date ${e.end_date}`, {
+      end_date: e.end_date
+    })),
+  EventLimitExceeded: (e: EventLimitExceeded) =>
+    Effect.fail(apiError(ApiErrors.EventLimitExceeded, "Every row is over the leaderboard's daily or monthly event limit", {
+      retry_after_seconds: e.retry_after_seconds,
+      limits: e.limits
+    })),
+  NoLabeller: () =>
+    Effect.fail(apiError(ApiErrors.NoLabeller,
+      "Auto-labels need a labeller: set judge_provider and judge_model, or choose a candidate that serves")),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
     Effect.fail(apiError(ApiErrors.DatasetNotFound, `The hub has no dataset ${e.dataset_id} that this workspace can read`))
 } as const

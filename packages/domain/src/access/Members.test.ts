@@ -22,7 +22,7 @@ const run = <A, E>(
   const enqueued: Array<Invite> = []
   const queue = Layer.succeed(InviteMailQueue, InviteMailQueue.of({ enqueue: (invite) => Effect.sync(() => enqueued.push(invite)) }))
   const ids = Layer.succeed(IdGenerator, IdGenerator.of({ next: Effect.sync(() => crypto.randomUUID()) }))
-  const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "" }))
+  const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "", datasetPushUrl: () => "" }))
   const repositories = InviteRepositoryMemory.layer.pipe(Layer.provideMerge(WorkspaceRepositoryMemory.layer))
   const layer = Layer.mergeAll(Members.layer, Identity.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(repositories, ids, queue, links)),

@@ -8,8 +8,21 @@ export interface PushTokenRecord {
   readonly revoked_at: DateTime.Utc | null
 }
 
+/** A push token as it is listed: never its secret. */
+export interface PushToken extends PushTokenRecord {
+  readonly name: string
+  readonly display_prefix: string
+  readonly created_at: DateTime.Utc
+  readonly last_used_at: DateTime.Utc | null
+}
+
 /** Push tokens (`hpd_...`): one leaderboard's dataset credential. Only digests are stored. */
 export class PushTokenRepository extends Context.Service<PushTokenRepository, {
   readonly findBySecretHash: (hash: string) => Effect.Effect<Option.Option<PushTokenRecord>>
   readonly touch: (id: string, now: DateTime.Utc) => Effect.Effect<void>
+  readonly insert: (token: PushToken, secretHash: string) => Effect.Effect<void>
+  /** The leaderboard's tokens, newest first, revoked ones included. */
+  readonly list: (leaderboardId: string) => Effect.Effect<ReadonlyArray<PushToken>>
+  /** Revokes every active token of the leaderboard; how many it revoked. */
+  readonly revokeAll: (leaderboardId: string, now: DateTime.Utc) => Effect.Effect<number>
 }>()("@podium/domain/access/PushTokenRepository") {}

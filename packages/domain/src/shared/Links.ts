@@ -6,4 +6,6 @@ export class Links extends Context.Service<Links, {
   readonly inviteAcceptUrl: (invite: Invite) => string
   /** The JSONL export of a leaderboard's traces. */
   readonly tracesUrl: (leaderboardId: string) => string
+  /** Where a leaderboard's dataset rows are pushed. */
+  readonly datasetPushUrl: (leaderboardId: string) => string
 }>()("@podium/domain/shared/Links") {}

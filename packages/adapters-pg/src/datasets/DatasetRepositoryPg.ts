@@ -1,0 +1,276 @@
+import { Effect, Layer, Option, Schema, Stream } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { createHash } from "node:crypto"
+import { type AppendResult, DatasetRepository, type DatasetState, DatasetVersion, emptyState, type RowToStore } from "@podium/domain/datasets"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
+
+const StateRow = Schema.Struct({
+  pending: Schema.Int,
+  pending_since: NullableTimestamp,
+  last_consolidated_at: NullableTimestamp,
+  latest_version: Schema.NullOr(Schema.Int),
+  day: Schema.NullOr(Schema.String),
+  day_used: Schema.Int,
+  month: Schema.NullOr(Schema.String),
+  month_used: Schema.Int
+})
+const decodeState = Schema.decodeUnknownEffect(StateRow)
+
+const VersionRow = Schema.Struct({ ...DatasetVersion.fields, created_at: Timestamp })
+const decodeVersions = Schema.decodeUnknownEffect(Schema.Array(VersionRow))
+
+const stateColumns = `pending, pending_since, last_consolidated_at, latest_version, day::text AS day, day_used,
+  month::text AS month, month_used`
+
+/** One lock per leaderboard's dataset: consolidations (and label publications) take turns. */
+const lockKey = (leaderboardId: string) => `podium.dataset:${leaderboardId}`
+
+/** JSONL lines per chunk of a download: large enough to amortise, small enough to stream. */
+const linesPerChunk = 512
+
+const encoder = new TextEncoder()
+
+const layer = Layer.effect(
+  DatasetRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const stateOf = (rows: ReadonlyArray<unknown>) =>
+      rows.length === 0 ? Effect.succeed(emptyState) : Effect.map(decodeState(rows[0]), (s): DatasetState => s)
+
+    const state = (leaderboardId: LeaderboardId) =>
+      sql.unsafe(`SELECT ${stateColumns} FROM datasets WHERE leaderboard_id = $1`, [leaderboardId]).pipe(
+        Effect.flatMap(stateOf),
+        Effect.orDie
+      )
+
+    /** Inserts rows (a retried `id` is skipped) and answers the ids it stored. */
+    const insertRows = (leaderboardId: string, batchId: string, rows: ReadonlyArray<RowToStore>, now: Date) => {
+      const ids = new Array<string>(rows.length)
+      const clients = new Array<string>(rows.length)
+      const data = new Array<string>(rows.length)
+      const inputs = new Array<string>(rows.length)
+      const references = new Array<string>(rows.length)
+      let withClientId = false
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]!
+        ids[i] = row.id
+        clients[i] = row.clientId ?? ""
+        if (row.clientId !== null) withClientId = true
+        data[i] = row.json
+        // arrays of text travel without nulls: the empty string stands for none (NULLIF below)
+        inputs[i] = row.input ?? ""
+        references[i] = row.reference ?? ""
+      }
+      const statement = sql`
+        INSERT INTO dataset_rows (leaderboard_id, id, client_id, batch_id, data, input, reference, created_at)
+        SELECT ${leaderboardId}, u.id, NULLIF(u.client_id, ''), ${batchId}, u.data, NULLIF(u.input, ''),
+               NULLIF(u.reference, ''), ${now}
+        FROM unnest(${ids}::uuid[], ${clients}::text[], ${data}::json[], ${inputs}::text[], ${references}::text[])
+          AS u(id, client_id, data, input, reference)
+        ON CONFLICT (leaderboard_id, client_id) WHERE client_id IS NOT NULL DO NOTHING
+        ${withClientId ? sql`RETURNING id::text AS id` : sql``}`
+      return withClientId
+        ? Effect.map(statement, (stored) => new Set((stored as ReadonlyArray<{ id: string }>).map((r) => r.id)))
+        : Effect.as(statement, undefined)
+    }
+
+    /** Counts `n` new rows in the periods and as pending, and answers the state after it. */
+    const count = (leaderboardId: string, n: number, input: { readonly now: Date; readonly day: string; readonly month: string }) =>
+      sql`
+        INSERT INTO datasets AS d (leaderboard_id, pending, pending_since, day, day_used, month, month_used)
+        VALUES (${leaderboardId}, ${n}, ${n > 0 ? input.now : null}, ${input.day}::date, ${n}, ${input.month}::date, ${n})
+        ON CONFLICT (leaderboard_id) DO UPDATE SET
+          pending = d.pending + ${n},
+          pending_since = CASE WHEN d.pending = 0 AND ${n}::int > 0 THEN ${input.now}::timestamptz ELSE d.pending_since END,
+          day_used = CASE WHEN d.day = ${input.day}::date THEN d.day_used ELSE 0 END + ${n},
+          day = ${input.day}::date,
+          month_used = CASE WHEN d.month = ${input.month}::date THEN d.month_used ELSE 0 END + ${n},
+          month = ${input.month}::date
+        RETURNING ${sql.unsafe(stateColumns)}`.pipe(Effect.flatMap(stateOf))
+
+    const append = (input: Parameters<DatasetRepository["Service"]["append"]>[0]) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const now = toDate(input.now)
+        const periods = { now, day: input.periods.day, month: input.periods.month }
+        const retried: Array<number> = []
+        const overLimit: Array<number> = []
+        let candidates = input.rows
+
+        if (input.allowance !== undefined) {
+          // the leaderboard's counts, locked until commit: concurrent pushes take turns from here
+          yield* sql`INSERT INTO datasets (leaderboard_id) VALUES (${input.leaderboardId}) ON CONFLICT DO NOTHING`
+          const [locked] = yield* sql<{ day: string | null; day_used: number; month: string | null; month_used: number }>`
+            SELECT day::text AS day, day_used, month::text AS month, month_used FROM datasets
+            WHERE leaderboard_id = ${input.leaderboardId} FOR UPDATE`
+          const clientIds = input.rows.flatMap((r) => r.clientId === null ? [] : [r.clientId])
+          const known = clientIds.length === 0 ? new Set<string>() : new Set((yield* sql<{ client_id: string }>`
+            SELECT client_id FROM dataset_rows
+            WHERE leaderboard_id = ${input.leaderboardId} AND client_id = ANY(${clientIds}::text[])`).map((r) => r.client_id))
+          let room = input.allowance({
+            daily: locked?.day === periods.day ? locked.day_used : 0,
+            monthly: locked?.month === periods.month ? locked.month_used : 0
+          })
+          const seen = new Set<string>()
+          candidates = input.rows.filter((row) => {
+            if (row.clientId !== null && (known.has(row.clientId) || seen.has(row.clientId))) {
+              retried.push(row.index)
+              return false
+            }
+            if (room <= 0) {
+              overLimit.push(row.index)
+              return false
+            }
+            room--
+            if (row.clientId !== null) seen.add(row.clientId)
+            return true
+          })
+        }
+
+        const stored: Array<number> = []
+        if (candidates.length > 0) {
+          const storedIds = yield* insertRows(input.leaderboardId, input.batchId, candidates, now)
+          for (const row of candidates) {
+            if (storedIds === undefined || storedIds.has(row.id)) stored.push(row.index)
+            else retried.push(row.index)
+          }
+        }
+        const after = yield* count(input.leaderboardId, stored.length, periods)
+        return { stored, retried: retried.sort((a, b) => a - b), overLimit, state: after } satisfies AppendResult
+      })).pipe(Effect.orDie)
+
+    const versions = (leaderboardId: LeaderboardId) =>
+      sql`SELECT version, row_count, added_rows, dropped_duplicates, labelled_rows, trigger, sha256, created_at
+          FROM dataset_versions WHERE leaderboard_id = ${leaderboardId} ORDER BY version DESC`.pipe(
+        Effect.flatMap(decodeVersions),
+        Effect.map((rows) => rows.map((row) => new DatasetVersion(row))),
+        Effect.orDie
+      )
+
+    const consolidate = (input: Parameters<DatasetRepository["Service"]["consolidate"]>[0]) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const lb = input.leaderboardId
+        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey(lb)}, 0))`
+        const [previous] = yield* sql<{ version: number; total_rows: number; floor_id: string | null }>`
+          SELECT version, total_rows, floor_id::text AS floor_id FROM dataset_versions
+          WHERE leaderboard_id = ${lb} ORDER BY version DESC LIMIT 1`
+        const version = (previous?.version ?? 0) + 1
+        const marked = input.dedupe
+          ? yield* sql<{ dropped: boolean }>`
+              WITH pending AS (
+                SELECT id, coalesce(input, data->>'messages') AS k, reference FROM dataset_rows
+                WHERE leaderboard_id = ${lb} AND version IS NULL
+              ), ranked AS (
+                SELECT id, k, reference, row_number() OVER (PARTITION BY k, reference ORDER BY id) AS n FROM pending
+              ), duplicate AS (
+                SELECT r.id FROM ranked r
+                WHERE r.n > 1 OR EXISTS (
+                  SELECT 1 FROM dataset_rows o
+                  WHERE o.leaderboard_id = ${lb} AND o.version IS NOT NULL AND NOT o.dropped
+                    AND (${previous?.floor_id ?? null}::uuid IS NULL OR o.id >= ${previous?.floor_id ?? null}::uuid)
+                    AND coalesce(o.input, o.data->>'messages') = r.k AND o.reference IS NOT DISTINCT FROM r.reference)
+              )
+              UPDATE dataset_rows d SET version = ${version}, dropped = EXISTS (SELECT 1 FROM duplicate x WHERE x.id = d.id)
+              FROM pending p WHERE d.leaderboard_id = ${lb} AND d.id = p.id
+              RETURNING d.dropped`
+          : yield* sql<{ dropped: boolean }>`
+              UPDATE dataset_rows SET version = ${version} WHERE leaderboard_id = ${lb} AND version IS NULL
+              RETURNING false AS dropped`
+        if (marked.length === 0) return Option.none<DatasetVersion>()
+        const dropped = marked.filter((m) => m.dropped).length
+        const total = (previous?.total_rows ?? 0) + marked.length - dropped
+        // newest N: the version starts at the N-th newest row it holds
+        const [floor] = input.newest !== null && total > input.newest
+          ? yield* sql<{ id: string }>`
+              SELECT id::text AS id FROM dataset_rows
+              WHERE leaderboard_id = ${lb} AND version IS NOT NULL AND NOT dropped
+              ORDER BY id DESC OFFSET ${input.newest - 1} LIMIT 1`
+          : []
+        const created = new DatasetVersion({
+          version,
+          row_count: input.newest === null ? total : Math.min(total, input.newest),
+          added_rows: marked.length - dropped,
+          dropped_duplicates: dropped,
+          labelled_rows: 0,
+          trigger: input.trigger,
+          sha256: null,
+          created_at: input.now
+        })
+        yield* sql`
+          INSERT INTO dataset_versions (leaderboard_id, version, row_count, total_rows, added_rows, dropped_duplicates,
+            labelled_rows, trigger, floor_id, sha256, created_at)
+          VALUES (${lb}, ${version}, ${created.row_count}, ${total}, ${created.added_rows}, ${dropped}, 0, ${input.trigger},
+            ${floor?.id ?? null}, NULL, ${toDate(input.now)})`
+        yield* sql`
+          UPDATE datasets SET pending = pending - ${marked.length}, latest_version = ${version},
+            last_consolidated_at = ${toDate(input.now)},
+            pending_since = CASE WHEN pending - ${marked.length} > 0 THEN ${toDate(input.now)}::timestamptz END
+          WHERE leaderboard_id = ${lb}`
+        return Option.some(created)
+      })).pipe(Effect.orDie)
+
+    /** A version's JSONL lines: its rows in arrival order, with the labels it published. */
+    const lines = (leaderboardId: LeaderboardId, version: number) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const [found] = yield* sql<{ floor_id: string | null }>`
+          SELECT floor_id::text AS floor_id FROM dataset_versions WHERE leaderboard_id = ${leaderboardId} AND version = ${version}`
+        if (found === undefined) return Stream.empty
+        return sql<{ line: string }>`
+          SELECT CASE WHEN l.reference IS NULL THEN r.data::text
+                 ELSE (r.data::jsonb || jsonb_build_object('expected', l.reference, 'label_source', 'auto',
+                   'label_model', l.model))::text END AS line
+          FROM dataset_rows r
+          LEFT JOIN dataset_labels l ON l.leaderboard_id = r.leaderboard_id AND l.row_id = r.id AND l.version <= ${version}
+          WHERE r.leaderboard_id = ${leaderboardId} AND r.version <= ${version} AND NOT r.dropped
+            AND (${found.floor_id}::uuid IS NULL OR r.id >= ${found.floor_id}::uuid)
+          ORDER BY r.id`.stream
+      }))
+
+    const download = (leaderboardId: LeaderboardId, version: number): Stream.Stream<Uint8Array> =>
+      lines(leaderboardId, version).pipe(
+        Stream.rechunk(linesPerChunk),
+        Stream.mapArray((chunk) => {
+          let text = ""
+          for (const row of chunk) text += row.line + "\n"
+          return [encoder.encode(text)] as const
+        }),
+        Stream.orDie
+      )
+
+    const hash = (leaderboardId: LeaderboardId, version: number) =>
+      Effect.gen(function*() {
+        const digest = createHash("sha256")
+        yield* Stream.runForEach(download(leaderboardId, version), (bytes) => Effect.sync(() => digest.update(bytes)))
+        const sha256 = digest.digest("hex")
+        yield* sql`UPDATE dataset_versions SET sha256 = ${sha256} WHERE leaderboard_id = ${leaderboardId} AND version = ${version}`
+        return sha256
+      }).pipe(Effect.catchTag("SqlError", (e: SqlError.SqlError) => Effect.die(e)))
+
+    return DatasetRepository.of({
+      append,
+      state,
+      versions,
+      consolidate,
+      download,
+      hash,
+      unhashed: sql<{ leaderboard_id: LeaderboardId; version: number }>`
+        SELECT leaderboard_id::text AS leaderboard_id, version FROM dataset_versions WHERE sha256 IS NULL LIMIT 100`.pipe(
+        Effect.map((rows) => rows.map((r) => ({ leaderboardId: r.leaderboard_id, version: r.version }))),
+        Effect.orDie
+      ),
+      pending: sql`SELECT leaderboard_id::text AS leaderboard_id, ${sql.unsafe(stateColumns)} FROM datasets WHERE pending > 0`.pipe(
+        Effect.flatMap((rows) =>
+          Effect.forEach(rows, (row) =>
+            Effect.map(decodeState(row), (s) => ({
+              leaderboardId: (row as { leaderboard_id: LeaderboardId }).leaderboard_id,
+              state: s as DatasetState
+            })))
+        ),
+        Effect.orDie
+      )
+    })
+  })
+)
+
+export const DatasetRepositoryPg = { layer }

@@ -1,0 +1,139 @@
+import { Result } from "effect"
+import { InvalidInput } from "../shared/index.ts"
+
+/** At most this many rows in one push request (413 beyond). */
+export const maxRowsPerPush = 10_000
+
+/** At most this many bytes in one push request (413 beyond). */
+export const maxPushBytes = 10 * 1024 * 1024
+
+/** A row's own `id` (for idempotent retries) is at most this long. */
+export const maxClientIdLength = 256
+
+/** Rejections listed in a push answer; the rest are only counted. */
+export const maxListedRejections = 100
+
+/** Why one row of a push was not accepted. */
+export interface Rejection {
+  readonly index: number
+  readonly code: "invalid_row" | "missing_input" | "unstorable_text" | "event_limit_exceeded"
+  readonly message: string
+}
+
+/** A pushed row that passed the rules, as it is stored. */
+export interface AcceptedRow {
+  /** The row's own `id`, when it has one: a retry with the same id is stored once. */
+  readonly clientId: string | null
+  /** The row as pushed, every field kept, as JSON text. */
+  readonly json: string
+  /** The input when it is text (`input`, `prompt`, `question` or `query`); null when it is `messages`. */
+  readonly input: string | null
+  /** The reference: the first non-empty of expected, answer, output, response, completion. */
+  readonly reference: string | null
+}
+
+const stringFields = [
+  "id", "input", "prompt", "question", "query", "output", "expected", "response", "completion", "answer", "rubric",
+  "trace_id", "session_id", "user_id"
+] as const
+const inputFields = ["input", "prompt", "question", "query"] as const
+const referenceFields = ["expected", "answer", "output", "response", "completion"] as const
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.trim() !== ""
+
+/**
+ * In JSON text as `JSON.stringify` writes it, U+0000 and lone surrogates are the only characters it
+ * escapes as `\u0000` and `\udXXX`; an escape counts only after an even number of backslashes.
+ */
+const unstorableEscape = /(?<!\\)(?:\\\\)*\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/
+
+const reject = (index: number, code: Rejection["code"], message: string): Result.Result<AcceptedRow, Rejection> =>
+  Result.fail({ index, code, message })
+
+/** The shape rule of one field, or undefined when it holds. */
+const fieldIssue = (row: Record<string, unknown>): string | undefined => {
+  for (const field of stringFields) {
+    const value = row[field]
+    if (value !== undefined && value !== null && typeof value !== "string") return `${field} must be a string`
+  }
+  const { cost_usd, latency_ms, messages, metadata, tags } = row
+  if (messages !== undefined && messages !== null && (!Array.isArray(messages) || !messages.every(isRecord))) {
+    return "messages must be an array of objects"
+  }
+  if (metadata !== undefined && metadata !== null && !isRecord(metadata)) return "metadata must be an object"
+  if (tags !== undefined && tags !== null && (!Array.isArray(tags) || !tags.every((t) => typeof t === "string"))) {
+    return "tags must be an array of strings"
+  }
+  for (const [field, value] of [["latency_ms", latency_ms], ["cost_usd", cost_usd]] as const) {
+    if (value !== undefined && value !== null && !(typeof value === "number" && Number.isFinite(value))) {
+      return `${field} must be a number`
+    }
+  }
+  if (typeof row["id"] === "string" && row["id"].length > maxClientIdLength) {
+    return `id must be at most ${maxClientIdLength} characters`
+  }
+  return undefined
+}
+
+/**
+ * One pushed row, checked: an object whose known fields have the spec's types, with an input (the
+ * first of a non-empty `messages`, `input`, `prompt`, `question`, `query`) and only text Postgres can
+ * store. Unknown fields are kept as they are.
+ */
+export const parseRow = (value: unknown, index: number): Result.Result<AcceptedRow, Rejection> => {
+  if (!isRecord(value)) return reject(index, "invalid_row", "A row must be a JSON object")
+  const issue = fieldIssue(value)
+  if (issue !== undefined) return reject(index, "invalid_row", issue)
+  const messages = value["messages"]
+  const hasMessages = Array.isArray(messages) && messages.length > 0
+  const input = hasMessages ? null : inputFields.map((f) => value[f]).find(nonEmpty)
+  if (!hasMessages && input === undefined) {
+    return reject(index, "missing_input", "A row needs an input: messages, input, prompt, question or query")
+  }
+  const json = JSON.stringify(value)
+  if (json.includes("\\u") && unstorableEscape.test(json)) {
+    return reject(index, "unstorable_text", "A row may not hold U+0000 or lone surrogates")
+  }
+  const id = value["id"]
+  return Result.succeed({
+    clientId: typeof id === "string" && id !== "" ? id : null,
+    json,
+    input: input ?? null,
+    reference: (referenceFields.map((f) => value[f]).find(nonEmpty) as string | undefined) ?? null
+  })
+}
+
+/**
+ * The rows of a push body: one row, an array of rows, or an object with any of `rows`, `events` and
+ * `samples` (each an array, taken in that order). An object with none of those is one row.
+ */
+export const rowsOf = (body: unknown): Result.Result<ReadonlyArray<unknown>, InvalidInput> => {
+  if (Array.isArray(body)) return Result.succeed(body)
+  if (!isRecord(body)) {
+    return Result.fail(new InvalidInput({ message: "Send a row, an array of rows, or {rows|events|samples}", path: ["payload"] }))
+  }
+  const lists = (["rows", "events", "samples"] as const).filter((key) => body[key] !== undefined)
+  if (lists.length === 0) return Result.succeed([body])
+  const rows: Array<unknown> = []
+  for (const key of lists) {
+    const list = body[key]
+    if (!Array.isArray(list)) return Result.fail(new InvalidInput({ message: `${key} must be an array of rows`, path: ["payload", key] }))
+    for (const row of list) rows.push(row)
+  }
+  return Result.succeed(rows)
+}
+
+/** The rows of a push, split into those that pass the rules and the rejections (in row order). */
+export const parseRows = (rows: ReadonlyArray<unknown>) => {
+  const accepted: Array<AcceptedRow & { readonly index: number }> = []
+  const rejected: Array<Rejection> = []
+  for (let index = 0; index < rows.length; index++) {
+    const parsed = parseRow(rows[index], index)
+    if (Result.isSuccess(parsed)) accepted.push({ ...parsed.success, index })
+    else rejected.push(parsed.failure)
+  }
+  return { accepted, rejected }
+}
