@@ -22,7 +22,8 @@ import { TokensHttp } from "@podium/adapters-http/access/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
 import { PushDatasetsHttp } from "@podium/adapters-http/datasets/PushDatasetsHttp"
 import { DatasetRepositoryPg } from "@podium/adapters-pg/datasets/DatasetRepositoryPg"
-import { Datasets } from "@podium/domain/datasets"
+import { DatasetLabels, Datasets } from "@podium/domain/datasets"
+import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
@@ -58,6 +59,7 @@ import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
+import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
 import { layerJobs } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
@@ -167,6 +169,7 @@ export const layerServices = (config: PodiumConfig) =>
       TraceWriterPg.layer,
       TraceReaderPg.layer,
       DatasetRepositoryPg.layer,
+      DatasetLabelRepositoryPg.layer,
       ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
@@ -203,6 +206,7 @@ export const layerServices = (config: PodiumConfig) =>
         TraceExport.layer,
         Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
         Datasets.layer,
+        DatasetLabels.layer,
         CaseGenerator.layer
       ).pipe(
         Layer.provideMerge(Leaderboards.layer),
@@ -259,10 +263,10 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
     Layer.provideMerge(layerDatabase(config))
   )
   const services = layerServices(config).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration)),
+    Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration, layerDatasetLabelQueue)),
     Layer.provideMerge(platform)
   )
-  const jobs = Layer.mergeAll(layerJobs, layerInviteMailWorkflow, layerCaseGenerationWorkflow)
+  const jobs = Layer.mergeAll(layerJobs(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow)
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import { Config, ConfigProvider, Effect, LogLevel, Option, Redacted, Schema, SchemaTransformation } from "effect"
+import { Config, ConfigProvider, Cron, Effect, LogLevel, Option, Redacted, Result, Schema, SchemaTransformation } from "effect"
 
 /** `LOG_LEVEL` in any case (`info`, `INFO`, `Info`). */
 const CaseInsensitiveLogLevel = Schema.String.pipe(Schema.decodeTo(
@@ -21,6 +21,13 @@ const SecretsKey = Schema.Redacted(Schema.String.check(
     "Expected 32 bytes as 64 hex characters or base64"
   )
 ))
+
+/** A cron expression of five fields, or six with seconds first, as effect's `Cron.parse` reads it. */
+const CronExpression = Schema.String.check(
+  Schema.makeFilter((s: string) =>
+    Result.isSuccess(Cron.parse(s)) || "Expected a cron expression of 5 fields (or 6, seconds first)"
+  )
+)
 
 /** Everything Podium reads from its environment. A bad value stops the start with a message naming it. */
 export const PodiumConfig = Config.all({
@@ -49,6 +56,7 @@ export const PodiumConfig = Config.all({
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
     "BUDGET_DEFAULT_MAX_TOKENS"
   ).pipe(Config.withDefault(4096)),
+  datasetConsolidationCron: Config.schema(CronExpression, "DATASET_CONSOLIDATION_CRON").pipe(Config.withDefault("* * * * *")),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })

@@ -3,6 +3,7 @@ import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
+import type { PodiumConfig } from "./Config.ts"
 
 /** How long processed job messages are kept for deduplication before they are pruned. */
 export const messageRetention = Duration.days(7)
@@ -53,8 +54,11 @@ export const consolidateDatasets = Effect.gen(function*() {
   return consolidated
 }).pipe(Effect.withSpan("Jobs.consolidateDatasets"))
 
-/** Durable schedules: one run per tick across every instance, kept in Postgres. */
-export const layerJobs = Layer.mergeAll(
+/**
+ * Durable schedules: one run per tick across every instance, kept in Postgres. The dataset check's
+ * schedule is `DATASET_CONSOLIDATION_CRON` (every minute unless set).
+ */
+export const layerJobs = (config: Pick<PodiumConfig, "datasetConsolidationCron">) => Layer.mergeAll(
   ClusterCron.make({
     name: "expire-invites",
     cron: Cron.parseUnsafe("*/5 * * * *"),
@@ -67,7 +71,7 @@ export const layerJobs = Layer.mergeAll(
   }),
   ClusterCron.make({
     name: "consolidate-datasets",
-    cron: Cron.parseUnsafe("* * * * *"),
+    cron: Cron.parseUnsafe(config.datasetConsolidationCron),
     execute: Effect.asVoid(consolidateDatasets)
   }),
   ClusterCron.make({

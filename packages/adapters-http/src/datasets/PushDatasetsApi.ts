@@ -4,6 +4,7 @@ import { maxListedRejections, maxPushBytes, maxRowsPerPush } from "@podium/domai
 import { LeaderboardId } from "@podium/domain/leaderboards"
 import {
   CollectionEnded,
+  NoLabeller,
   EventLimitExceeded,
   LeaderboardArchived,
   LeaderboardPaused,
@@ -110,6 +111,21 @@ export const DatasetVersion = Schema.Struct({
   created_at: Schema.String
 }).annotate({ identifier: "DatasetVersion" })
 
+export const LabelJob = Schema.Struct({
+  job_id: Schema.String,
+  status: Schema.Literals(["running", "succeeded", "failed"]),
+  base_version: Schema.Int.annotate({ description: "The version whose rows are labelled" }),
+  labeller: Schema.String.annotate({ description: "`router:<model>`/`hub:<model>` (the judge) or the serving candidate's model" }),
+  total: Schema.Int.annotate({ description: "Rows without a reference when the job started" }),
+  labelled: Schema.Int,
+  failed: Schema.Int.annotate({ description: "Rows the labeller gave no answer for, after retries" }),
+  remaining: Schema.Int,
+  version: Schema.NullOr(Schema.Int).annotate({ description: "The version that published the labels" }),
+  error: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  finished_at: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "LabelJob" })
+
 export const DatasetStatus = Schema.Struct({
   leaderboard_id: LeaderboardId,
   dataset_type: Schema.Literals(["GET", "PUSH"]),
@@ -120,7 +136,8 @@ export const DatasetStatus = Schema.Struct({
   consolidation: Consolidation,
   rules: Schema.Struct({ dedupe: Schema.Boolean, newest: Schema.NullOr(Schema.Int) }),
   end_date: Schema.NullOr(Schema.String),
-  push_url: Schema.String
+  push_url: Schema.String,
+  labelling: Schema.NullOr(LabelJob).annotate({ description: "The newest auto-labels job, with its progress" })
 }).annotate({ identifier: "DatasetStatus" })
 
 export const PushToken = Schema.Struct({
@@ -231,6 +248,21 @@ export class DatasetAdminApi extends HttpApiGroup.make("datasetAdmin")
         "or earlier in the batch), keeping only the newest `max_samples_to_gather` when `auto_limit_size` is on. " +
         "One consolidation runs at a time per leaderboard; consolidate_every_events and consolidate_every_hours " +
         "trigger the same in the background."
+    })),
+    HttpApiEndpoint.post("autoLabels", "/v1/leaderboard/:leaderboard_id/dataset/auto-labels", {
+      params,
+      success: Schema.Struct({ job: LabelJob }),
+      error: [NotFound, NotPushDataset, LeaderboardArchived, NoLabeller]
+    }).annotateMerge(requiresScope("leaderboards:write")).annotateMerge(OpenApi.annotations({
+      summary: "Label the rows that have no reference",
+      description: "Starts a durable job (or answers the one running) that asks the labeller — the leaderboard's " +
+        "judge model (judge_provider router or hub, through the workspace's integration), else its serving " +
+        "candidate; 409 no_labeller without either — for a reference for every row of the latest version that has " +
+        "none, with the same prompt a candidate gets (system_prompt, model_prompt). Given references are never " +
+        "replaced. At most 4 calls at once; a call that times out or gets 429/5xx is retried with backoff (4 " +
+        "attempts); the job survives restarts and resumes where it stopped. When it ends, the labels are published " +
+        "as a new version (trigger auto_labels): those rows carry expected, label_source \"auto\" and label_model. " +
+        "Progress is in GET …/dataset/status under `labelling`. 404 before the first version."
     }))
   )
   .middleware(ApiTokenAuth)

@@ -2,7 +2,7 @@ import { DateTime, Effect, Layer, Redacted } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { PushToken } from "@podium/domain/access"
-import { Datasets } from "@podium/domain/datasets"
+import { DatasetLabels, Datasets, labelJobView } from "@podium/domain/datasets"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
@@ -31,6 +31,7 @@ const pushDatasets = HttpApiBuilder.group(
   "pushDatasets",
   Effect.fn(function*(handlers) {
     const datasets = yield* Datasets
+    const labels = yield* DatasetLabels
     return handlers
       .handle("push", ({ params, payload, request }) =>
         Effect.gen(function*() {
@@ -38,7 +39,9 @@ const pushDatasets = HttpApiBuilder.group(
         }).pipe(mapDomainErrors))
       .handle("status", ({ params }) =>
         Effect.gen(function*() {
-          return yield* datasets.status(yield* CurrentPrincipal, params.leaderboard_id)
+          const status = yield* datasets.status(yield* CurrentPrincipal, params.leaderboard_id)
+          const job = yield* labels.latest(params.leaderboard_id)
+          return { ...status, labelling: job._tag === "Some" ? labelJobView(job.value) : null }
         }).pipe(mapDomainErrors))
       .handle("download", ({ params, query }) =>
         Effect.gen(function*() {
@@ -59,6 +62,7 @@ const datasetAdmin = HttpApiBuilder.group(
   "datasetAdmin",
   Effect.fn(function*(handlers) {
     const datasets = yield* Datasets
+    const labels = yield* DatasetLabels
     return handlers
       .handle("issueToken", ({ params, payload }) =>
         Effect.gen(function*() {
@@ -77,6 +81,10 @@ const datasetAdmin = HttpApiBuilder.group(
       .handle("consolidate", ({ params }) =>
         Effect.gen(function*() {
           return yield* datasets.consolidate(yield* CurrentPrincipal, params.leaderboard_id)
+        }).pipe(mapDomainErrors))
+      .handle("autoLabels", ({ params }) =>
+        Effect.gen(function*() {
+          return { job: labelJobView(yield* labels.start(yield* CurrentPrincipal, params.leaderboard_id)) }
         }).pipe(mapDomainErrors))
   })
 )

@@ -64,4 +64,20 @@ export default Effect.gen(function*() {
       created_at timestamptz NOT NULL,
       PRIMARY KEY (leaderboard_id, row_id)
     )`
+  yield* sql`
+    CREATE TABLE dataset_label_jobs (
+      id uuid PRIMARY KEY,
+      leaderboard_id uuid NOT NULL REFERENCES leaderboards (id) ON DELETE CASCADE,
+      base_version integer NOT NULL,
+      labeller text NOT NULL,
+      status text NOT NULL CHECK (status IN ('running', 'succeeded', 'failed')),
+      total integer NOT NULL,
+      labelled integer NOT NULL DEFAULT 0,
+      failed integer NOT NULL DEFAULT 0,
+      version integer,
+      error text,
+      created_at timestamptz NOT NULL,
+      finished_at timestamptz
+    )`
+  yield* sql`CREATE UNIQUE INDEX dataset_label_jobs_running_idx ON dataset_label_jobs (leaderboard_id) WHERE status = 'running'`
 })

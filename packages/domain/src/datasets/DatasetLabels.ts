@@ -1,0 +1,167 @@
+import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { type Principal } from "../access/index.ts"
+import {
+  type CallableCandidate,
+  ChatProvider,
+  type ChatProviderFailed,
+  type ChatTarget,
+  ChatTargets,
+  servingCandidate
+} from "../inference/index.ts"
+import { buildMessages, type Leaderboard, LeaderboardArchived, type LeaderboardId, LeaderboardRepository, Leaderboards } from "../leaderboards/index.ts"
+import { IdGenerator, NotFound, storableText } from "../shared/index.ts"
+import { NoLabeller, NotPushDataset } from "./DatasetErrors.ts"
+import { DatasetLabelQueue, DatasetLabelRepository, type UnlabelledRow } from "./DatasetLabelRepository.ts"
+import { DatasetRepository } from "./DatasetRepository.ts"
+import { type Labeller, LabelJob, labellerName, labellerOf, promptInputOf } from "./LabelJob.ts"
+
+/** Rows one step of a job takes (one durable activity): what a restart may have to redo. */
+export const labelPageSize = 32
+
+/** Labeller calls in flight at once, per job. */
+export const labelConcurrency = 4
+
+/** A call that failed for a passing reason (time-out, refused connection, 429, 5xx) is tried this often in all. */
+export const labelAttempts = 4
+
+const retryable = (error: ChatProviderFailed) =>
+  error.upstream_status === null || error.upstream_status === 429 || error.upstream_status >= 500
+
+const backoff = Schedule.exponential(Duration.millis(200)).pipe(Schedule.jittered)
+
+/**
+ * Auto-labels: a durable job that asks the labeller for the missing references of the latest
+ * version's rows, a page at a time, and publishes them as a new version.
+ */
+export class DatasetLabels extends Context.Service<DatasetLabels, {
+  readonly start: (
+    principal: Principal,
+    id: LeaderboardId
+  ) => Effect.Effect<LabelJob, NotFound | NotPushDataset | LeaderboardArchived | NoLabeller>
+  /** Labels the next page after `afterId`; answers the page's last row id, or null when no rows are left. */
+  readonly labelPage: (jobId: string, afterId: string | null) => Effect.Effect<string | null>
+  readonly publish: (jobId: string) => Effect.Effect<void>
+  readonly fail: (jobId: string, error: string) => Effect.Effect<void>
+  /** The leaderboard's newest job, for the status answer (whose caller is already authorised). */
+  readonly latest: (leaderboardId: LeaderboardId) => Effect.Effect<Option.Option<LabelJob>>
+}>()("@podium/domain/datasets/DatasetLabels") {
+  static readonly layer = Layer.effect(
+    DatasetLabels,
+    Effect.gen(function*() {
+      const labels = yield* DatasetLabelRepository
+      const datasets = yield* DatasetRepository
+      const queue = yield* DatasetLabelQueue
+      const leaderboards = yield* Leaderboards
+      const repository = yield* LeaderboardRepository
+      const targets = yield* ChatTargets
+      const provider = yield* ChatProvider
+      const ids = yield* IdGenerator
+
+      /** The leaderboard's labeller as a chat target, or None when it has none. */
+      const labellerTarget = Effect.fnUntraced(function*(leaderboardId: LeaderboardId) {
+        const serving = yield* repository.findServing(leaderboardId)
+        if (Option.isNone(serving)) return Option.none<{ labeller: Labeller; target: ChatTarget; leaderboard: Leaderboard }>()
+        const { candidates, credentials, leaderboard, ranking_winner } = serving.value
+        const labeller = labellerOf(leaderboard, servingCandidate(leaderboard, candidates, ranking_winner))
+        if (Option.isNone(labeller)) return Option.none()
+        const candidate: CallableCandidate = labeller.value._tag === "Candidate"
+          ? labeller.value.candidate as CallableCandidate
+          : {
+            id: `judge:${labeller.value.model}`,
+            leaderboard_id: leaderboardId,
+            name: labellerName(labeller.value),
+            platform: labeller.value.provider === "router" ? "Router" : "Hub",
+            model_name: labeller.value.model,
+            model_url: null,
+            url: null,
+            model_id: null,
+            auth_type: "bearer",
+            auth_header_name: null,
+            has_token: false,
+            input_price_per_m_tokens: null,
+            output_price_per_m_tokens: null,
+            created_at: leaderboard.created_at
+          } as unknown as CallableCandidate
+        const target = yield* targets.of(candidate, leaderboard.workspace_id, credentials)
+        return Option.some({ labeller: labeller.value, target, leaderboard })
+      })
+
+      const start = Effect.fn("DatasetLabels.start")(function*(principal: Principal, id: LeaderboardId) {
+        const { leaderboard } = yield* leaderboards.serving(principal, id)
+        if (leaderboard.challenge.dataset_type !== "PUSH") return yield* new NotPushDataset({ leaderboard_id: id })
+        if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: id })
+        const [latest] = yield* datasets.versions(id)
+        if (latest === undefined) return yield* new NotFound({ resource: "dataset version", id: "latest" })
+        const found = yield* labellerTarget(id)
+        if (Option.isNone(found)) return yield* new NoLabeller({ leaderboard_id: id })
+        const job = yield* labels.start(new LabelJob({
+          id: yield* ids.next,
+          leaderboard_id: id,
+          base_version: latest.version,
+          labeller: labellerName(found.value.labeller),
+          status: "running",
+          total: yield* labels.countUnlabelled(id, latest.version),
+          labelled: 0,
+          failed: 0,
+          version: null,
+          error: null,
+          created_at: yield* DateTime.now,
+          finished_at: null
+        }))
+        if (job.status === "running") yield* queue.enqueue(job)
+        return job
+      })
+
+      const job = (jobId: string) =>
+        Effect.flatMap(labels.find(jobId), Option.match({
+          onNone: () => Effect.die(new Error(`auto-labels job ${jobId} is gone`)),
+          onSome: Effect.succeed
+        }))
+
+      /** One row: the labeller's answer to the row's prompt, retried while the failure may pass. */
+      const labelRow = (current: LabelJob, target: ChatTarget, challenge: { system_prompt: string | null; model_prompt: string | null }) =>
+      (row: UnlabelledRow) =>
+        Effect.gen(function*() {
+          const prompt = buildMessages(promptInputOf(row.data), challenge)
+          if (prompt._tag === "Failure") return yield* labels.countFailure(current)
+          const answer = yield* provider.complete(target, { messages: prompt.success.messages }).pipe(
+            Effect.retry({ schedule: backoff, times: labelAttempts - 1, while: retryable }),
+            Effect.option
+          )
+          const output = Option.flatMap(answer, (a) => Option.fromNullishOr(a.output))
+          if (Option.isNone(output) || output.value.trim() === "") return yield* labels.countFailure(current)
+          // the labeller's words are stored as text Postgres can hold (U+0000 and lone surrogates replaced)
+          yield* labels.saveLabel(current, row.id, storableText(output.value), yield* DateTime.now)
+        })
+
+      const labelPage = Effect.fn("DatasetLabels.labelPage")(function*(jobId: string, afterId: string | null) {
+        const current = yield* job(jobId)
+        if (current.status !== "running") return null
+        const rows = yield* labels.unlabelled(current, afterId, labelPageSize)
+        if (rows.length === 0) return null
+        const found = yield* labellerTarget(current.leaderboard_id as LeaderboardId)
+        if (Option.isNone(found)) {
+          yield* Effect.forEach(rows, () => labels.countFailure(current), { discard: true })
+        } else {
+          yield* Effect.forEach(rows, labelRow(current, found.value.target, found.value.leaderboard.challenge), {
+            concurrency: labelConcurrency,
+            discard: true
+          })
+        }
+        return rows[rows.length - 1]!.id
+      })
+
+      const publish = Effect.fn("DatasetLabels.publish")(function*(jobId: string) {
+        const current = yield* job(jobId)
+        const version = yield* labels.publish(current, yield* DateTime.now)
+        if (Option.isSome(version)) yield* datasets.hash(current.leaderboard_id as LeaderboardId, version.value)
+      })
+
+      const fail = Effect.fn("DatasetLabels.fail")(function*(jobId: string, error: string) {
+        yield* labels.fail(yield* job(jobId), error, yield* DateTime.now)
+      })
+
+      return DatasetLabels.of({ start, labelPage, publish, fail, latest: labels.latest })
+    })
+  )
+}

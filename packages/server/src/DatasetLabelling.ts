@@ -1,0 +1,52 @@
+import { Cause, Effect, Layer, Schema } from "effect"
+import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
+import { DatasetLabelQueue, DatasetLabels } from "@podium/domain/datasets"
+
+/**
+ * An auto-labels job as a durable workflow, keyed by the job: each page of rows is an activity, so a
+ * restart replays the finished pages from storage and carries on from the last one (a page cut short
+ * is redone; rows it labelled are skipped). Then the labels are published as a new version.
+ */
+export const DatasetLabelsWorkflow = Workflow.make("DatasetLabels", {
+  payload: { job_id: Schema.String, leaderboard_id: Schema.String },
+  idempotencyKey: ({ job_id }) => job_id
+})
+
+export const layerDatasetLabelsWorkflow = DatasetLabelsWorkflow.toLayer(Effect.fnUntraced(function*(job) {
+  const labels = yield* DatasetLabels
+  const run = Effect.gen(function*() {
+    let after: string | null = null
+    for (let page = 1;; page++) {
+      after = yield* Activity.make({
+        name: `page-${page}`,
+        success: Schema.NullOr(Schema.String),
+        execute: labels.labelPage(job.job_id, after)
+      })
+      if (after === null) break
+    }
+    yield* Activity.make({ name: "publish", execute: labels.publish(job.job_id) })
+  })
+  yield* run.pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause)
+        : Activity.make({ name: "fail", execute: labels.fail(job.job_id, Cause.pretty(cause).split("\n")[0] ?? "failed") })
+    )
+  )
+}))
+
+/** Enqueues through the workflow engine: the execution is stored before `enqueue` returns. */
+export const layerDatasetLabelQueue = Layer.effect(
+  DatasetLabelQueue,
+  Effect.gen(function*() {
+    const engine = yield* WorkflowEngine.WorkflowEngine
+    return DatasetLabelQueue.of({
+      enqueue: (job) =>
+        DatasetLabelsWorkflow.execute({ job_id: job.id, leaderboard_id: job.leaderboard_id }, { discard: true }).pipe(
+          Effect.asVoid,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          Effect.withSpan("DatasetLabelQueue.enqueue")
+        )
+    })
+  })
+)
