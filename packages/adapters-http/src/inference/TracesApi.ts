@@ -50,7 +50,9 @@ export class TracesApi extends HttpApiGroup.make("traces")
       error: NotFound
     }).annotateMerge(requiresScope("leaderboards:read")).annotateMerge(OpenApi.annotations({
       summary: "Export a leaderboard's traces",
-      description: "Traces in creation order, filtered by `source` and `run_id`: at most `limit` rows (1–1000, " +
+      description: "Traces in creation order, filtered by `source` and `run_id`. Every row accepted by a dataset " +
+        "push is a trace of source `dataset` (its input or messages, its reference as output, its latency_ms and " +
+        "cost_usd), duplicates dropped at consolidation included. At most `limit` rows (1–1000, " +
         "default 100) after `cursor` (a trace id, the previous page's `next_cursor`) and `offset`, fetched " +
         "`batch_limit` rows (1–100, default 25) per database round trip. Follow `next_cursor` for a full export: " +
         "each page is an index seek, however deep. `format` jsonl (default) or ndjson streams one JSON object " +

@@ -3,7 +3,8 @@ import { WorkspaceId } from "../shared/index.ts"
 
 /**
  * Where a trace comes from: `inference` (production calls through a leaderboard), `run` (a
- * leaderboard run), `dataset` (a pushed or fetched row), `manual` (human-evaluation generation).
+ * leaderboard run), `dataset` (a row accepted by a dataset push, read where the row is stored:
+ * its reference is the output), `manual` (human-evaluation generation).
  */
 export const TraceSource = Schema.Literals(["run", "inference", "dataset", "manual"])
 export type TraceSource = typeof TraceSource.Type
