@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createHash } from "node:crypto"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import { aLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
-import { client, expectError } from "./support/Client.ts"
+import { aLeaderboard, pushLeaderboard as createPushLeaderboard, pushRows, pushToken, type SignedIn, signedIn } from "./support/Builders.ts"
+import { type Caller, client, expectError } from "./support/Client.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 
 let podium: Podium
@@ -16,8 +16,7 @@ afterAll(async () => {
   await podium.stop()
 })
 
-const pushLeaderboard = async (overrides: Parameters<typeof aLeaderboard>[0] = {}) =>
-  (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard(overrides) }))).leaderboard.id
+const pushLeaderboard = (overrides: Parameters<typeof aLeaderboard>[0] = {}) => createPushLeaderboard(owner.api, overrides)
 
 const download = async (id: LeaderboardId, token: string, version?: number) => {
   const reply = await podium.request("GET", `/v1/leaderboard/${id}/dataset${version === undefined ? "" : `?version=${version}`}`, {
@@ -101,5 +100,257 @@ describe("push, consolidate, download", () => {
       "event_limit_exceeded"
     )
     expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0)
+  })
+})
+
+const pushTo = (caller: Caller, leaderboard_id: LeaderboardId, payload: unknown) =>
+  caller((c) => c.pushDatasets.push({ params: { leaderboard_id }, payload }))
+
+const statusOf = (caller: Caller, leaderboard_id: LeaderboardId) =>
+  caller((c) => c.pushDatasets.status({ params: { leaderboard_id } }))
+
+const consolidate = (leaderboard_id: LeaderboardId) =>
+  owner.api((c) => c.datasetAdmin.consolidate({ params: { leaderboard_id } }))
+
+/** A version's JSONL through the typed client: its text, its rows, and its version and digest headers. */
+const downloaded = async (caller: Caller, leaderboard_id: LeaderboardId, version?: number) => {
+  const [text, response] = await caller((c) =>
+    c.pushDatasets.download({
+      params: { leaderboard_id },
+      query: version === undefined ? {} : { version },
+      responseMode: "decoded-and-response"
+    })
+  )
+  return {
+    text,
+    rows: text === "" ? [] : text.trimEnd().split("\n").map((line) => JSON.parse(line) as unknown),
+    version: response.headers["x-service-dataset-version"],
+    sha256: response.headers["x-service-dataset-sha256"]
+  }
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+/** Polls `read` until `done` holds of its answer, for at most `withinMs`; answers the last one. */
+const eventually = async <A>(read: () => Promise<A>, done: (a: A) => boolean, withinMs = 15_000): Promise<A> => {
+  const deadline = Date.now() + withinMs
+  let last = await read()
+  while (!done(last) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    last = await read()
+  }
+  return last
+}
+
+describe("push token scope", () => {
+  it("reaches push, status and download of its own leaderboard, and nothing of another leaderboard", async () => {
+    const id = await pushLeaderboard()
+    const other = await pushLeaderboard()
+    const push = client(podium, await pushToken(owner.api, id))
+
+    expect(await pushTo(push, id, pushRows(2))).toMatchObject({ accepted_rows: 2, status: "accepted" })
+    await consolidate(id)
+    expect((await statusOf(push, id)).versions.map((v) => [v.version, v.row_count])).toEqual([[1, 2]])
+    expect((await downloaded(push, id)).rows).toEqual(pushRows(2))
+
+    // the other leaderboard has a version, so a 404 cannot stand in for the refusal
+    await pushTo(owner.api, other, pushRows(1, "other"))
+    await consolidate(other)
+    await expectError(pushTo(push, other, pushRows(1, "intruder")), 401, "unauthorized", "push")
+    await expectError(statusOf(push, other), 401, "unauthorized", "status")
+    await expectError(downloaded(push, other), 401, "unauthorized", "download")
+    const untouched = await statusOf(owner.api, other)
+    expect(untouched.pending_events).toBe(0)
+    expect(untouched.limits.daily.used).toBe(1)
+  })
+
+  it("is 401 on every management route, /api/* and the dataset's own administration", async () => {
+    const id = await pushLeaderboard()
+    const secret = await pushToken(owner.api, id)
+    const routes: ReadonlyArray<readonly [string, string, unknown?]> = [
+      ["GET", "/api/leaderboards"],
+      ["POST", "/api/leaderboards", aLeaderboard()],
+      ["GET", `/api/leaderboards/${id}`],
+      ["PATCH", `/api/leaderboards/${id}`, { name: "taken over" }],
+      ["DELETE", `/api/leaderboards/${id}`],
+      ["GET", `/api/leaderboards/${id}/models`],
+      ["GET", "/api/tokens"],
+      ["POST", "/api/tokens", { name: "escalated" }],
+      ["GET", "/api/invite-user"],
+      ["POST", "/api/datasets/hub/check", { dataset_url: "https://huggingface.co/datasets/a/b" }],
+      ["POST", `/v1/leaderboard/${id}/dataset/token`, {}],
+      ["DELETE", `/v1/leaderboard/${id}/dataset/tokens`],
+      ["POST", `/v1/leaderboard/${id}/dataset/consolidate`]
+    ]
+    for (const [method, path, json] of routes) {
+      const reply = await podium.request(method, path, { headers: { "x-service-push-token": secret }, json })
+      expect(reply.status, `${method} ${path}: ${reply.text}`).toBe(401)
+      expect(reply.body?.error?.code, `${method} ${path}`).toBe("unauthorized")
+    }
+    // none of them did anything: the leaderboard is there as it was, and the token still pushes
+    expect((await owner.api((c) => c.leaderboards.get({ params: { leaderboard_id: id } }))).leaderboard.name).toBe(
+      aLeaderboard().name
+    )
+    expect((await pushTo(client(podium, secret), id, pushRows(1))).accepted_rows).toBe(1)
+  })
+
+  it("refuses an unknown push token with a message about it, and a token of another workspace's leaderboard", async () => {
+    const id = await pushLeaderboard()
+    const unknown = await expectError(
+      pushTo(client(podium, `hpd_${"0".repeat(43)}`), id, pushRows(1)),
+      401,
+      "unauthorized"
+    )
+    expect(unknown.error.message).toMatch(/push token/i)
+
+    const stranger = await signedIn(podium, "datasets-stranger")
+    const theirs = await createPushLeaderboard(stranger.api)
+    const foreign = client(podium, await pushToken(stranger.api, theirs))
+    expect((await pushTo(foreign, theirs, pushRows(1))).accepted_rows).toBe(1) // a working token
+    await expectError(pushTo(foreign, id, pushRows(1)), 401, "unauthorized", "push")
+    await expectError(statusOf(foreign, id), 401, "unauthorized", "status")
+    await expectError(downloaded(foreign, id), 401, "unauthorized", "download")
+    expect((await statusOf(owner.api, id)).limits.daily.used).toBe(0)
+  })
+
+  it("lists the dataset's tokens without secrets, and revokes all of them at once", async () => {
+    const id = await pushLeaderboard()
+    const secrets = [await pushToken(owner.api, id, "first"), await pushToken(owner.api, id, "second")]
+    const listed = await owner.api((c) =>
+      c.datasetAdmin.issueToken({ params: { leaderboard_id: id }, payload: { issue_token: false } })
+    )
+    expect(listed.secret).toBeUndefined()
+    expect(listed.token).toBeUndefined()
+    expect(listed.tokens.map((t) => t.name).sort()).toEqual(["first", "second"])
+    expect(listed.push_url).toMatch(new RegExp(`/v1/leaderboard/${id}/dataset/push$`))
+    const text = JSON.stringify(listed)
+    for (const secret of secrets) expect(text).not.toContain(secret.slice("hpd_".length))
+
+    expect(await owner.api((c) => c.datasetAdmin.revokeTokens({ params: { leaderboard_id: id } }))).toEqual({ revoked: 2 })
+    for (const secret of secrets) {
+      await expectError(pushTo(client(podium, secret), id, pushRows(1)), 401, "unauthorized")
+    }
+    const after = await owner.api((c) =>
+      c.datasetAdmin.issueToken({ params: { leaderboard_id: id }, payload: { issue_token: false } })
+    )
+    expect(after.tokens.every((t) => t.revoked_at !== null)).toBe(true)
+    expect(await owner.api((c) => c.datasetAdmin.revokeTokens({ params: { leaderboard_id: id } }))).toEqual({ revoked: 0 })
+  })
+})
+
+describe("idempotent retries", () => {
+  for (const [label, rules] of [["without event limits", {}], ["under an event limit", { daily_event_limit: 1000 }]] as const) {
+    it(`a batch with row ids pushed twice is stored and counted once (${label})`, async () => {
+      const id = await pushLeaderboard(rules)
+      const rows = pushRows(5, "retry", { ids: true })
+      expect(await pushTo(owner.api, id, rows)).toMatchObject({ accepted_rows: 5, duplicate_rows: 0, pending_events: 5 })
+
+      const again = await pushTo(owner.api, id, rows)
+      expect(again).toMatchObject({ accepted_rows: 5, duplicate_rows: 5, rejected_rows: 0, status: "accepted", pending_events: 5 })
+      expect(again.limits.daily.used).toBe(5)
+      const status = await statusOf(owner.api, id)
+      expect(status.pending_events).toBe(5)
+      expect(status.limits.daily.used).toBe(5)
+
+      // a retry after consolidation, with two new rows, stores only the new ones
+      await consolidate(id)
+      const more = await pushTo(owner.api, id, pushRows(7, "retry", { ids: true }))
+      expect(more).toMatchObject({ accepted_rows: 7, duplicate_rows: 5, pending_events: 2 })
+      expect(more.limits.daily.used).toBe(7)
+      await consolidate(id)
+      expect((await downloaded(owner.api, id)).rows).toEqual(pushRows(7, "retry", { ids: true }))
+    })
+  }
+
+  it("stores a row id repeated inside one push once", async () => {
+    const id = await pushLeaderboard()
+    const pushed = await pushTo(owner.api, id, [
+      { id: "same", input: "first" },
+      { id: "same", input: "first" },
+      { id: "other", input: "second" }
+    ])
+    expect(pushed).toMatchObject({ accepted_rows: 3, duplicate_rows: 1, pending_events: 2 })
+    expect(pushed.limits.daily.used).toBe(2)
+    await consolidate(id)
+    expect((await downloaded(owner.api, id)).rows).toEqual([{ id: "same", input: "first" }, { id: "other", input: "second" }])
+  })
+})
+
+describe("consolidation", () => {
+  it("makes a version by itself once consolidate_every_events rows are pending", async () => {
+    const id = await pushLeaderboard({ consolidate_every_events: 5 })
+    const early = await pushTo(owner.api, id, pushRows(4, "early"))
+    expect(early.consolidation).toMatchObject({ triggered: null, events_until_next: 1, every_events: 5 })
+    const pushedAt = Date.now()
+    const fifth = await pushTo(owner.api, id, pushRows(1, "fifth"))
+    expect(fifth.consolidation.triggered).toBe("events")
+
+    // made right after the push, not left for the minutely check
+    const status = await eventually(
+      () => statusOf(owner.api, id),
+      (s) => s.versions.length > 0 && s.versions[0]!.sha256 !== null,
+      5_000
+    )
+    expect(status.versions.map((v) => [v.version, v.row_count, v.trigger])).toEqual([[1, 5, "events"]])
+    expect(Date.parse(status.versions[0]!.created_at) - pushedAt).toBeLessThan(3_000)
+    expect(status.pending_events).toBe(0)
+    const { rows, text } = await downloaded(owner.api, id)
+    expect(rows).toEqual([...pushRows(4, "early"), ...pushRows(1, "fifth")])
+    expect(sha256(text)).toBe(status.versions[0]!.sha256)
+  })
+
+  it("dedupe drops rows whose input and reference a version or the same batch already has", async () => {
+    const id = await pushLeaderboard({ dedupe: true })
+    await pushTo(owner.api, id, [{ input: "a", expected: "1" }, { input: "b", expected: "2" }])
+    expect((await consolidate(id)).version).toMatchObject({ version: 1, row_count: 2, dropped_duplicates: 0 })
+
+    await pushTo(owner.api, id, [
+      { input: "a", expected: "1", note: "same as version 1" },
+      { input: "c", expected: "3" },
+      { input: "c", expected: "3", note: "same as the row before" },
+      { input: "a", expected: "another reference" }
+    ])
+    const second = await consolidate(id)
+    expect(second.version).toMatchObject({ version: 2, row_count: 4, added_rows: 2, dropped_duplicates: 2 })
+    expect((await downloaded(owner.api, id)).rows).toEqual([
+      { input: "a", expected: "1" },
+      { input: "b", expected: "2" },
+      { input: "c", expected: "3" },
+      { input: "a", expected: "another reference" }
+    ])
+  })
+
+  it("keeps the newest max_samples_to_gather rows with auto_limit_size", async () => {
+    const id = await pushLeaderboard({ auto_limit_size: true, max_samples_to_gather: 3 })
+    await pushTo(owner.api, id, pushRows(5))
+    expect((await consolidate(id)).version).toMatchObject({ version: 1, row_count: 3 })
+    expect((await downloaded(owner.api, id)).rows).toEqual(pushRows(5).slice(2))
+
+    await pushTo(owner.api, id, pushRows(2, "later"))
+    expect((await consolidate(id)).version).toMatchObject({ version: 2, row_count: 3 })
+    expect((await downloaded(owner.api, id)).rows).toEqual([pushRows(5)[4], ...pushRows(2, "later")])
+  })
+
+  it("keeps every version as it was: an older version downloads byte for byte, with its digest", async () => {
+    const id = await pushLeaderboard()
+    await expectError(downloaded(owner.api, id), 404, "not_found", "before any version")
+    await pushTo(owner.api, id, pushRows(2))
+    const first = (await consolidate(id)).version!
+    const v1 = await downloaded(owner.api, id)
+    expect(v1).toMatchObject({ version: "1", sha256: first.sha256 })
+    expect(sha256(v1.text)).toBe(first.sha256)
+
+    await pushTo(owner.api, id, pushRows(1, "newer"))
+    const second = (await consolidate(id)).version!
+    expect(second.sha256).not.toBe(first.sha256)
+    expect((await downloaded(owner.api, id)).rows).toEqual([...pushRows(2), ...pushRows(1, "newer")])
+
+    const again = await downloaded(owner.api, id, 1)
+    expect(again.text).toBe(v1.text)
+    expect(again).toMatchObject({ version: "1", sha256: first.sha256 })
+    expect(sha256(again.text)).toBe(first.sha256)
+    const listed = (await statusOf(owner.api, id)).versions
+    expect(listed.map((v) => [v.version, v.row_count, v.sha256])).toEqual([[2, 3, second.sha256], [1, 2, first.sha256]])
+    await expectError(downloaded(owner.api, id, 99), 404, "not_found", "version 99")
   })
 })

@@ -152,3 +152,29 @@ export const generate = (api: Caller, leaderboard_id: LeaderboardId, case_id: Ca
 /** The same verdict on every response. */
 export const verdictsOn = (responses: ReadonlyArray<{ readonly id: ResponseId }>, verdict: Verdict) =>
   Object.fromEntries(responses.map((r) => [r.id, verdict]))
+
+/** A PUSH leaderboard of the caller's workspace (rules from `overrides`), by id. */
+export const pushLeaderboard = async (api: Caller, overrides: Partial<NewLeaderboard> = {}): Promise<LeaderboardId> =>
+  (await api((c) => c.leaderboards.create({ payload: aLeaderboard(overrides) }))).leaderboard.id
+
+export interface PushRow {
+  readonly id?: string
+  readonly input: string
+  readonly expected?: string
+  readonly [field: string]: unknown
+}
+
+/** `count` distinct rows `{input, expected}` named after `prefix`; with `ids`, each has the client id `${prefix}-${i}`. */
+export const pushRows = (count: number, prefix = "q", options: { readonly ids?: boolean } = {}): Array<PushRow> =>
+  Array.from({ length: count }, (_, i) => ({
+    ...(options.ids === true ? { id: `${prefix}-${i}` } : {}),
+    input: `${prefix} ${i}?`,
+    expected: `answer ${i}`
+  }))
+
+/** The secret (`hpd_…`) of a new push token of the leaderboard's dataset. */
+export const pushToken = async (api: Caller, leaderboard_id: LeaderboardId, name = "ingest"): Promise<string> => {
+  const { secret } = await api((c) => c.datasetAdmin.issueToken({ params: { leaderboard_id }, payload: { name } }))
+  if (secret === undefined) throw new Error("issueToken answered without a secret")
+  return secret
+}

@@ -45,8 +45,14 @@ const layer = Layer.effect(
         Effect.orDie
       )
 
-    /** Inserts rows (a retried `id` is skipped) and answers the ids it stored. */
-    const insertRows = (leaderboardId: string, batchId: string, rows: ReadonlyArray<RowToStore>, now: Date) => {
+    /**
+     * Inserts rows (a retried `id` is skipped) and answers the ids it stored. Rows with client ids go
+     * in client-id order, so two pushes sharing ids wait for each other instead of deadlocking.
+     */
+    const insertRows = (leaderboardId: string, batchId: string, unordered: ReadonlyArray<RowToStore>, now: Date) => {
+      const rows = unordered.some((row) => row.clientId !== null)
+        ? [...unordered].sort((a, b) => (a.clientId ?? "") < (b.clientId ?? "") ? -1 : (a.clientId ?? "") > (b.clientId ?? "") ? 1 : 0)
+        : unordered
       const ids = new Array<string>(rows.length)
       const clients = new Array<string>(rows.length)
       const data = new Array<string>(rows.length)

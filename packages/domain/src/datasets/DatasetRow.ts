@@ -108,7 +108,8 @@ export const parseRow = (value: unknown, index: number): Result.Result<AcceptedR
 
 /**
  * The rows of a push body: one row, an array of rows, or an object with any of `rows`, `events` and
- * `samples` (each an array, taken in that order). An object with none of those is one row.
+ * `samples` (each an array, taken in that order). An object with none of those, or with an input of
+ * its own (`messages`, `input`, `prompt`, `question`, `query`), is one row: its `events` is a field.
  */
 export const rowsOf = (body: unknown): Result.Result<ReadonlyArray<unknown>, InvalidInput> => {
   if (Array.isArray(body)) return Result.succeed(body)
@@ -116,7 +117,8 @@ export const rowsOf = (body: unknown): Result.Result<ReadonlyArray<unknown>, Inv
     return Result.fail(new InvalidInput({ message: "Send a row, an array of rows, or {rows|events|samples}", path: ["payload"] }))
   }
   const lists = (["rows", "events", "samples"] as const).filter((key) => body[key] !== undefined)
-  if (lists.length === 0) return Result.succeed([body])
+  const isRow = body["messages"] !== undefined || inputFields.some((field) => body[field] !== undefined)
+  if (lists.length === 0 || isRow) return Result.succeed([body])
   const rows: Array<unknown> = []
   for (const key of lists) {
     const list = body[key]

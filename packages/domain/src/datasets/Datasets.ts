@@ -13,7 +13,7 @@ import {
   consolidationRules,
   consolidationView,
   type DatasetState,
-  type DatasetVersion,
+  DatasetVersion,
   type VersionTrigger
 } from "./Dataset.ts"
 import {
@@ -188,12 +188,16 @@ export class Datasets extends Context.Service<Datasets, {
           rows: created.value.row_count,
           trigger
         }))
-        return Option.some({ ...created.value, sha256 } as DatasetVersion)
+        return Option.some(new DatasetVersion({ ...created.value, sha256 }))
       })
 
       const consolidateIfDue = Effect.fn("Datasets.consolidateIfDue")(function*(id: LeaderboardId) {
         const leaderboard = yield* leaderboardRepository.find(id)
-        if (Option.isNone(leaderboard) || leaderboard.value.challenge.dataset_type !== "PUSH") return Option.none()
+        // an archived leaderboard is read-only: its pending rows wait until it is active again
+        if (
+          Option.isNone(leaderboard) || leaderboard.value.challenge.dataset_type !== "PUSH" ||
+          leaderboard.value.status === "archived"
+        ) return Option.none()
         const due = consolidationDue(leaderboard.value.challenge, yield* repository.state(id), yield* DateTime.now)
         return due === null ? Option.none() : yield* consolidateNow(leaderboard.value, due)
       })
