@@ -145,6 +145,23 @@ export const datasetRepositoryContract = (
           assert.strictEqual(nextMonth.state.pending, 4)
         }))
 
+      it.effect("a push stamped before midnight that commits after one of the new day counts in the new day", () =>
+        Effect.gen(function*() {
+          const lb = yield* aDataset
+          const limits = { daily: 3, monthly: 4 }
+          const early = DateTime.makeUnsafe("2026-11-30T23:59:59.990Z")
+          const late = DateTime.makeUnsafe("2026-12-01T00:00:00.010Z")
+          yield* push(lb, [{ input: "a" }, { input: "b" }], { now: early })
+          yield* push(lb, [{ input: "c" }, { input: "d" }], { now: late, limits })
+          // the late-stamped push moved the periods on; the early one sees (and adds to) the new day's count
+          const straggler = yield* push(lb, [{ input: "e" }, { input: "f" }], { now: early, limits })
+          assert.deepStrictEqual([straggler.stored, straggler.overLimit], [[0], [1]])
+          assert.deepStrictEqual(
+            [straggler.state.day, straggler.state.day_used, straggler.state.month, straggler.state.month_used],
+            ["2026-12-01", 3, "2026-12-01", 3]
+          )
+        }))
+
       for (const limits of [undefined, { daily: 1000, monthly: null }]) {
         it.effect(`a client id stored before, or earlier in the push, is a retry: stored once, counted once (${limits === undefined ? "no limits" : "limited"})`, () =>
           Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import { Cause, Effect, Layer, Schema } from "effect"
+import { Cause, Effect, Layer, Schedule, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
 import { DatasetLabelQueue, DatasetLabels } from "@podium/domain/datasets"
 
@@ -12,6 +12,18 @@ export const DatasetLabelsWorkflow = Workflow.make("DatasetLabels", {
   idempotencyKey: ({ job_id }) => job_id
 })
 
+/**
+ * A step that died (the database went away, say) is tried again, eight times over about four
+ * minutes, before the job gives up: one dropped connection must not fail a job that has paid for
+ * its labels. The steps are safe to repeat (a label is saved once per row).
+ */
+const persistent = <A>(step: Effect.Effect<A>): Effect.Effect<A> =>
+  step.pipe(
+    Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.fail(cause)),
+    Effect.retry({ schedule: Schedule.exponential("1 second"), times: 8 }),
+    Effect.catch((cause) => Effect.failCause(cause))
+  )
+
 export const layerDatasetLabelsWorkflow = DatasetLabelsWorkflow.toLayer(Effect.fnUntraced(function*(job) {
   const labels = yield* DatasetLabels
   const run = Effect.gen(function*() {
@@ -20,17 +32,20 @@ export const layerDatasetLabelsWorkflow = DatasetLabelsWorkflow.toLayer(Effect.f
       after = yield* Activity.make({
         name: `page-${page}`,
         success: Schema.NullOr(Schema.String),
-        execute: labels.labelPage(job.job_id, after)
+        execute: persistent(labels.labelPage(job.job_id, after))
       })
       if (after === null) break
     }
-    yield* Activity.make({ name: "publish", execute: labels.publish(job.job_id) })
+    yield* Activity.make({ name: "publish", execute: persistent(labels.publish(job.job_id)) })
   })
   yield* run.pipe(
     Effect.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause)
-        : Activity.make({ name: "fail", execute: labels.fail(job.job_id, Cause.pretty(cause).split("\n")[0] ?? "failed") })
+        : Activity.make({
+          name: "fail",
+          execute: persistent(labels.fail(job.job_id, Cause.pretty(cause).split("\n")[0] ?? "failed"))
+        })
     )
   )
 }))

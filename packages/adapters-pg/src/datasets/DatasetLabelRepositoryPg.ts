@@ -2,6 +2,8 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { DatasetLabelRepository, LabelJob } from "@podium/domain/datasets"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
+// publishing a version takes turns with consolidations: the same lock
+import { lockKey } from "./DatasetRepositoryPg.ts"
 
 const JobRow = Schema.Struct({ ...LabelJob.fields, created_at: Timestamp, finished_at: NullableTimestamp })
 const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(JobRow))
@@ -9,8 +11,6 @@ const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(JobRow))
 const jobColumns = `id::text AS id, leaderboard_id::text AS leaderboard_id, base_version, labeller, status, total, labelled,
   failed, version, error, created_at, finished_at`
 
-/** The same key as DatasetRepositoryPg's: publishing a version takes turns with consolidations. */
-const lockKey = (leaderboardId: string) => `podium.dataset:${leaderboardId}`
 
 const layer = Layer.effect(
   DatasetLabelRepository,
@@ -28,16 +28,18 @@ const layer = Layer.effect(
     return DatasetLabelRepository.of({
       start: (job) =>
         Effect.gen(function*() {
-          const inserted = yield* sql`
-            INSERT INTO dataset_label_jobs (id, leaderboard_id, base_version, labeller, status, total, created_at)
-            VALUES (${job.id}, ${job.leaderboard_id}, ${job.base_version}, ${job.labeller}, 'running', ${job.total},
-              ${toDate(job.created_at)})
-            ON CONFLICT (leaderboard_id) WHERE status = 'running' DO NOTHING
-            RETURNING id`
-          if (inserted.length > 0) return job
-          const running = yield* jobs("leaderboard_id = $1 AND status = 'running'", [job.leaderboard_id])
-          // the running job finished in between: start again
-          return Option.isSome(running) ? running.value : job
+          // the running job may finish between the insert and the read: then insert again
+          for (;;) {
+            const inserted = yield* sql`
+              INSERT INTO dataset_label_jobs (id, leaderboard_id, base_version, labeller, status, total, created_at)
+              VALUES (${job.id}, ${job.leaderboard_id}, ${job.base_version}, ${job.labeller}, 'running', ${job.total},
+                ${toDate(job.created_at)})
+              ON CONFLICT (leaderboard_id) WHERE status = 'running' DO NOTHING
+              RETURNING id`
+            if (inserted.length > 0) return job
+            const running = yield* jobs("leaderboard_id = $1 AND status = 'running'", [job.leaderboard_id])
+            if (Option.isSome(running)) return running.value
+          }
         }).pipe(Effect.orDie),
       find,
       latest: (leaderboardId) =>
@@ -95,7 +97,7 @@ const layer = Layer.effect(
             SELECT version, row_count, total_rows, floor_id::text AS floor_id FROM dataset_versions
             WHERE leaderboard_id = ${lb} ORDER BY version DESC LIMIT 1`
           const [counted] = yield* sql<{ n: number }>`
-            SELECT count(*)::int AS n FROM dataset_labels WHERE job_id = ${job.id} AND version IS NULL`
+            SELECT count(*)::int AS n FROM dataset_labels WHERE leaderboard_id = ${lb} AND job_id = ${job.id} AND version IS NULL`
           const n = counted?.n ?? 0
           const version = n === 0 || latest === undefined ? null : latest.version + 1
           if (version !== null) {
@@ -104,7 +106,8 @@ const layer = Layer.effect(
                 labelled_rows, trigger, floor_id, sha256, created_at)
               VALUES (${lb}, ${version}, ${latest!.row_count}, ${latest!.total_rows}, 0, 0, ${n}, 'auto_labels',
                 ${latest!.floor_id}, NULL, ${toDate(now)})`
-            yield* sql`UPDATE dataset_labels SET version = ${version} WHERE job_id = ${job.id} AND version IS NULL`
+            yield* sql`UPDATE dataset_labels SET version = ${version}
+                       WHERE leaderboard_id = ${lb} AND job_id = ${job.id} AND version IS NULL`
             yield* sql`UPDATE datasets SET latest_version = ${version} WHERE leaderboard_id = ${lb}`
           }
           yield* sql`UPDATE dataset_label_jobs SET status = 'succeeded', version = ${version}, finished_at = ${toDate(now)}

@@ -1,7 +1,7 @@
 import { Effect, Layer, Option, Schema, Stream } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
-import { type AppendResult, DatasetRepository, type DatasetState, DatasetVersion, emptyState, type RowToStore } from "@podium/domain/datasets"
+import { type AppendInput, type AppendResult, type ConsolidateInput, DatasetRepository, type DatasetState, DatasetVersion, emptyState, type RowToStore } from "@podium/domain/datasets"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
@@ -24,7 +24,8 @@ const stateColumns = `pending, pending_since, last_consolidated_at, latest_versi
   month::text AS month, month_used`
 
 /** One lock per leaderboard's dataset: consolidations (and label publications) take turns. */
-const lockKey = (leaderboardId: string) => `podium.dataset:${leaderboardId}`
+export const lockKey = (leaderboardId: string) => `podium.dataset:${leaderboardId}`
+
 
 /** JSONL lines per chunk of a download: large enough to amortise, small enough to stream. */
 const linesPerChunk = 512
@@ -35,6 +36,12 @@ const layer = Layer.effect(
   DatasetRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    /**
+     * What dedupe compares besides the reference: the text input, else the messages as jsonb text
+     * (so the order of keys inside a message does not matter).
+     */
+    const dedupeKey = (alias: string) => sql.unsafe(`coalesce(${alias}.input, (${alias}.data->'messages')::jsonb::text)`)
 
     const stateOf = (rows: ReadonlyArray<unknown>) =>
       rows.length === 0 ? Effect.succeed(emptyState) : Effect.map(decodeState(rows[0]), (s): DatasetState => s)
@@ -90,13 +97,15 @@ const layer = Layer.effect(
         ON CONFLICT (leaderboard_id) DO UPDATE SET
           pending = d.pending + ${n},
           pending_since = CASE WHEN d.pending = 0 AND ${n}::int > 0 THEN ${input.now}::timestamptz ELSE d.pending_since END,
-          day_used = CASE WHEN d.day = ${input.day}::date THEN d.day_used ELSE 0 END + ${n},
-          day = ${input.day}::date,
-          month_used = CASE WHEN d.month = ${input.month}::date THEN d.month_used ELSE 0 END + ${n},
-          month = ${input.month}::date
+          -- a period never moves backwards: a push stamped just before midnight that commits after a
+          -- push of the new day counts in the new day (as the allowance it was given did)
+          day_used = CASE WHEN d.day >= ${input.day}::date THEN d.day_used ELSE 0 END + ${n},
+          day = GREATEST(d.day, ${input.day}::date),
+          month_used = CASE WHEN d.month >= ${input.month}::date THEN d.month_used ELSE 0 END + ${n},
+          month = GREATEST(d.month, ${input.month}::date)
         RETURNING ${sql.unsafe(stateColumns)}`.pipe(Effect.flatMap(stateOf))
 
-    const append = (input: Parameters<DatasetRepository["Service"]["append"]>[0]) =>
+    const append = (input: AppendInput) =>
       sql.withTransaction(Effect.gen(function*() {
         const now = toDate(input.now)
         const periods = { now, day: input.periods.day, month: input.periods.month }
@@ -114,9 +123,10 @@ const layer = Layer.effect(
           const known = clientIds.length === 0 ? new Set<string>() : new Set((yield* sql<{ client_id: string }>`
             SELECT client_id FROM dataset_rows
             WHERE leaderboard_id = ${input.leaderboardId} AND client_id = ANY(${clientIds}::text[])`).map((r) => r.client_id))
+          // counted in the stored periods when they are newer than this push's (see `count`)
           let room = input.allowance({
-            daily: locked?.day === periods.day ? locked.day_used : 0,
-            monthly: locked?.month === periods.month ? locked.month_used : 0
+            daily: locked?.day != null && locked.day >= periods.day ? locked.day_used : 0,
+            monthly: locked?.month != null && locked.month >= periods.month ? locked.month_used : 0
           })
           const seen = new Set<string>()
           candidates = input.rows.filter((row) => {
@@ -144,7 +154,11 @@ const layer = Layer.effect(
         }
         const after = yield* count(input.leaderboardId, stored.length, periods)
         return { stored, retried: retried.sort((a, b) => a - b), overLimit, state: after } satisfies AppendResult
-      })).pipe(Effect.orDie)
+      })).pipe(
+        // two pushes sharing client ids while the limits change can deadlock; Postgres aborts one, which goes again
+        Effect.retry({ times: 3, while: (error) => "reason" in error && error.reason._tag === "DeadlockError" }),
+        Effect.orDie
+      )
 
     const versions = (leaderboardId: LeaderboardId) =>
       sql`SELECT version, row_count, added_rows, dropped_duplicates, labelled_rows, trigger, sha256, created_at
@@ -154,7 +168,7 @@ const layer = Layer.effect(
         Effect.orDie
       )
 
-    const consolidate = (input: Parameters<DatasetRepository["Service"]["consolidate"]>[0]) =>
+    const consolidate = (input: ConsolidateInput) =>
       sql.withTransaction(Effect.gen(function*() {
         const lb = input.leaderboardId
         yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey(lb)}, 0))`
@@ -163,29 +177,37 @@ const layer = Layer.effect(
           WHERE leaderboard_id = ${lb} ORDER BY version DESC LIMIT 1`
         const version = (previous?.version ?? 0) + 1
         const marked = input.dedupe
-          ? yield* sql<{ dropped: boolean }>`
+          ? yield* sql<{ taken: number; dropped: number }>`
               WITH pending AS (
-                SELECT id, coalesce(input, data->>'messages') AS k, reference FROM dataset_rows
+                SELECT id, ${dedupeKey("dataset_rows")} AS k, reference FROM dataset_rows
                 WHERE leaderboard_id = ${lb} AND version IS NULL
               ), ranked AS (
                 SELECT id, k, reference, row_number() OVER (PARTITION BY k, reference ORDER BY id) AS n FROM pending
               ), duplicate AS (
+                -- two queries, not one with OR: the second is then a hash semi-join, not a scan per pending row
+                SELECT id FROM ranked WHERE n > 1
+                UNION
                 SELECT r.id FROM ranked r
-                WHERE r.n > 1 OR EXISTS (
+                WHERE EXISTS (
                   SELECT 1 FROM dataset_rows o
                   WHERE o.leaderboard_id = ${lb} AND o.version IS NOT NULL AND NOT o.dropped
                     AND (${previous?.floor_id ?? null}::uuid IS NULL OR o.id >= ${previous?.floor_id ?? null}::uuid)
-                    AND coalesce(o.input, o.data->>'messages') = r.k AND o.reference IS NOT DISTINCT FROM r.reference)
+                    AND ${dedupeKey("o")} = r.k AND o.reference IS NOT DISTINCT FROM r.reference)
+              ), updated AS (
+                UPDATE dataset_rows d SET version = ${version}, dropped = EXISTS (SELECT 1 FROM duplicate x WHERE x.id = d.id)
+                FROM pending p WHERE d.leaderboard_id = ${lb} AND d.id = p.id
+                RETURNING d.dropped
               )
-              UPDATE dataset_rows d SET version = ${version}, dropped = EXISTS (SELECT 1 FROM duplicate x WHERE x.id = d.id)
-              FROM pending p WHERE d.leaderboard_id = ${lb} AND d.id = p.id
-              RETURNING d.dropped`
-          : yield* sql<{ dropped: boolean }>`
-              UPDATE dataset_rows SET version = ${version} WHERE leaderboard_id = ${lb} AND version IS NULL
-              RETURNING false AS dropped`
-        if (marked.length === 0) return Option.none<DatasetVersion>()
-        const dropped = marked.filter((m) => m.dropped).length
-        const total = (previous?.total_rows ?? 0) + marked.length - dropped
+              SELECT count(*)::int AS taken, count(*) FILTER (WHERE dropped)::int AS dropped FROM updated`
+          : yield* sql<{ taken: number; dropped: number }>`
+              WITH updated AS (
+                UPDATE dataset_rows SET version = ${version} WHERE leaderboard_id = ${lb} AND version IS NULL RETURNING 1
+              )
+              SELECT count(*)::int AS taken, 0 AS dropped FROM updated`
+        const taken = marked[0]?.taken ?? 0
+        const dropped = marked[0]?.dropped ?? 0
+        if (taken === 0) return Option.none<DatasetVersion>()
+        const total = (previous?.total_rows ?? 0) + taken - dropped
         // newest N: the version starts at the N-th newest row it holds
         const [floor] = input.newest !== null && total > input.newest
           ? yield* sql<{ id: string }>`
@@ -196,7 +218,7 @@ const layer = Layer.effect(
         const created = new DatasetVersion({
           version,
           row_count: input.newest === null ? total : Math.min(total, input.newest),
-          added_rows: marked.length - dropped,
+          added_rows: taken - dropped,
           dropped_duplicates: dropped,
           labelled_rows: 0,
           trigger: input.trigger,
@@ -209,9 +231,9 @@ const layer = Layer.effect(
           VALUES (${lb}, ${version}, ${created.row_count}, ${total}, ${created.added_rows}, ${dropped}, 0, ${input.trigger},
             ${floor?.id ?? null}, NULL, ${toDate(input.now)})`
         yield* sql`
-          UPDATE datasets SET pending = pending - ${marked.length}, latest_version = ${version},
+          UPDATE datasets SET pending = pending - ${taken}, latest_version = ${version},
             last_consolidated_at = ${toDate(input.now)},
-            pending_since = CASE WHEN pending - ${marked.length} > 0 THEN ${toDate(input.now)}::timestamptz END
+            pending_since = CASE WHEN pending - ${taken} > 0 THEN ${toDate(input.now)}::timestamptz END
           WHERE leaderboard_id = ${lb}`
         return Option.some(created)
       })).pipe(Effect.orDie)
@@ -251,7 +273,7 @@ const layer = Layer.effect(
         const sha256 = digest.digest("hex")
         yield* sql`UPDATE dataset_versions SET sha256 = ${sha256} WHERE leaderboard_id = ${leaderboardId} AND version = ${version}`
         return sha256
-      }).pipe(Effect.catchTag("SqlError", (e: SqlError.SqlError) => Effect.die(e)))
+      }).pipe(Effect.orDie)
 
     return DatasetRepository.of({
       append,

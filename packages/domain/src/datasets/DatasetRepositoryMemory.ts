@@ -43,10 +43,13 @@ const byId = (a: StoredRow, b: StoredRow) => a.id < b.id ? -1 : a.id > b.id ? 1 
 const dedupeKeyOf = (row: RowToStore) =>
   JSON.stringify([row.input ?? JSON.stringify((JSON.parse(row.json) as { messages?: unknown }).messages), row.reference])
 
+/** A period never moves backwards: a push stamped in an older period counts in the stored, newer one. */
 const usedIn = (state: DatasetState, periods: Periods): EventUsage => ({
-  daily: state.day === periods.day ? state.day_used : 0,
-  monthly: state.month === periods.month ? state.month_used : 0
+  daily: state.day !== null && state.day >= periods.day ? state.day_used : 0,
+  monthly: state.month !== null && state.month >= periods.month ? state.month_used : 0
 })
+
+const later = (stored: string | null, pushed: string) => stored !== null && stored > pushed ? stored : pushed
 
 /** A version's rows in arrival order: consolidated into it or before, not dropped, from its floor on. */
 const versionRows = (dataset: Dataset, version: number) => {
@@ -115,9 +118,9 @@ const layer = Layer.effect(
           ...before,
           pending: before.pending + n,
           pending_since: before.pending === 0 && n > 0 ? input.now : before.pending_since,
-          day: input.periods.day,
+          day: later(before.day, input.periods.day),
           day_used: used.daily + n,
-          month: input.periods.month,
+          month: later(before.month, input.periods.month),
           month_used: used.monthly + n
         }
         const result: AppendResult = { stored, retried, overLimit, state }

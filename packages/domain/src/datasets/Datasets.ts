@@ -240,7 +240,8 @@ export class Datasets extends Context.Service<Datasets, {
         const { state } = result
         const used = usedNow(state, now)
         const view = limitsView(limits, used, now)
-        if (result.overLimit.length > 0 && result.stored.length === 0 && result.retried.length === 0) {
+        // 429 only when every row is refused for the limits (a push with invalid rows too gets their rejections)
+        if (result.overLimit.length > 0 && result.overLimit.length === rows.length) {
           return yield* new EventLimitExceeded({
             leaderboard_id: id,
             retry_after_seconds: retryAfterSeconds(limits, used, now),
