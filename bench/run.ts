@@ -1,6 +1,7 @@
 import { AuthBench } from "./AuthBench.ts"
 import { type Benchmark, runBenchmark, type ScenarioResult, type Settings } from "./Benchmark.ts"
 import { openDatabases } from "./Databases.ts"
+import { DatasetBench } from "./DatasetBench.ts"
 import { HealthBench } from "./HealthBench.ts"
 import { HumanBench } from "./HumanBench.ts"
 import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
@@ -11,7 +12,13 @@ import { conditions, heading, jsonLine, table } from "./Report.ts"
  * Podium in this process. Env: BENCH_SECONDS (per load level, default 5), DATABASE_URL (a
  * PostgreSQL server to create the databases on; an embedded one otherwise).
  */
-const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [HealthBench, AuthBench, InferenceBench, HumanBench]
+const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [
+  HealthBench,
+  AuthBench,
+  InferenceBench,
+  HumanBench,
+  DatasetBench
+]
 
 const usage = () =>
   ["usage: npm run bench [-- <name>...]", "benchmarks:", ...benchmarks.map((b) => `  ${b.name.padEnd(8)} ${b.description}`)]
