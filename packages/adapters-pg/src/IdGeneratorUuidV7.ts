@@ -10,11 +10,20 @@ import { randomFillSync } from "node:crypto"
 export const makeUuidV7 = (random: (bytes: Uint8Array) => void = (b) => void randomFillSync(b)) => {
   let lastMs = -1
   let counter = 0
-  const bytes = new Uint8Array(16)
-  const seed = new Uint8Array(2)
+  // random bytes are drawn a pool at a time: one system call per 512 ids, not one per id
+  const pool = new Uint8Array(512 * 10)
+  let used = pool.length
+  const take = (n: number) => {
+    if (used + n > pool.length) {
+      random(pool)
+      used = 0
+    }
+    used += n
+    return used - n
+  }
   const freshCounter = () => {
-    random(seed)
-    return ((seed[0]! << 8) | seed[1]!) & 0x7ff
+    const at = take(2)
+    return ((pool[at]! << 8) | pool[at + 1]!) & 0x7ff
   }
   return (nowMs: number): string => {
     let ms = Math.max(nowMs, lastMs)
@@ -28,19 +37,22 @@ export const makeUuidV7 = (random: (bytes: Uint8Array) => void = (b) => void ran
       counter = freshCounter()
     }
     lastMs = ms
-    let t = ms
-    for (let i = 5; i >= 0; i--) {
-      bytes[i] = t % 256
-      t = Math.floor(t / 256)
-    }
-    random(bytes.subarray(8))
-    bytes[6] = 0x70 | (counter >> 8)
-    bytes[7] = counter & 0xff
-    bytes[8] = 0x80 | (bytes[8]! & 0x3f)
-    const hex = Buffer.from(bytes).toString("hex")
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+    const at = take(8)
+    const high = Math.floor(ms / 0x10000)
+    const low = ms % 0x10000
+    return (
+      hex4(Math.floor(high / 0x10000)) + hex4(high % 0x10000) + "-" + hex4(low) + "-" +
+      hex4(0x7000 | counter) + "-" +
+      hex2(0x80 | (pool[at]! & 0x3f)) + hex2(pool[at + 1]!) + "-" +
+      hex2(pool[at + 2]!) + hex2(pool[at + 3]!) + hex2(pool[at + 4]!) + hex2(pool[at + 5]!) + hex2(pool[at + 6]!) +
+      hex2(pool[at + 7]!)
+    )
   }
 }
+
+const hexes = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"))
+const hex2 = (byte: number) => hexes[byte]!
+const hex4 = (word: number) => hexes[word >> 8]! + hexes[word & 0xff]!
 
 const layer = Layer.sync(IdGenerator, () => {
   const next = makeUuidV7()

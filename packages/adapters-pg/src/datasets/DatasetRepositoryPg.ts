@@ -1,7 +1,17 @@
 import { Effect, Layer, Option, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
-import { type AppendInput, type AppendResult, type ConsolidateInput, DatasetRepository, type DatasetState, DatasetVersion, emptyState, type RowToStore } from "@podium/domain/datasets"
+import {
+  type AppendInput,
+  type AppendResult,
+  type ConsolidateInput,
+  DatasetRepository,
+  type DatasetState,
+  DatasetVersion,
+  emptyState,
+  type EventUsage,
+  type RowToStore
+} from "@podium/domain/datasets"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
@@ -53,11 +63,19 @@ const layer = Layer.effect(
       )
 
     /**
-     * Inserts rows (a retried `id` is skipped) and answers the ids it stored. Rows with client ids go
-     * in client-id order, so two pushes sharing ids wait for each other instead of deadlocking.
+     * One statement: inserts the rows (a retried `id` is skipped) and counts those it stored in the
+     * periods and as pending. Answers the state after it, and the ids stored when rows carry client
+     * ids (else every row was stored). Alone it is its own transaction, so the leaderboard's counter
+     * row is locked only for its commit. Rows with client ids go in client-id order, so two pushes
+     * sharing ids wait for each other instead of deadlocking.
      */
-    const insertRows = (leaderboardId: string, batchId: string, unordered: ReadonlyArray<RowToStore>, now: Date) => {
-      const rows = unordered.some((row) => row.clientId !== null)
+    const insertAndCount = (
+      input: AppendInput,
+      unordered: ReadonlyArray<RowToStore>,
+      periods: { readonly now: Date; readonly day: string; readonly month: string }
+    ) => {
+      const withClientId = unordered.some((row) => row.clientId !== null)
+      const rows = withClientId
         ? [...unordered].sort((a, b) => (a.clientId ?? "") < (b.clientId ?? "") ? -1 : (a.clientId ?? "") > (b.clientId ?? "") ? 1 : 0)
         : unordered
       const ids = new Array<string>(rows.length)
@@ -65,96 +83,114 @@ const layer = Layer.effect(
       const data = new Array<string>(rows.length)
       const inputs = new Array<string>(rows.length)
       const references = new Array<string>(rows.length)
-      let withClientId = false
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!
         ids[i] = row.id
-        clients[i] = row.clientId ?? ""
-        if (row.clientId !== null) withClientId = true
-        data[i] = row.json
         // arrays of text travel without nulls: the empty string stands for none (NULLIF below)
+        clients[i] = row.clientId ?? ""
+        data[i] = row.json
         inputs[i] = row.input ?? ""
         references[i] = row.reference ?? ""
       }
-      const statement = sql`
-        INSERT INTO dataset_rows (leaderboard_id, id, client_id, batch_id, data, input, reference, created_at)
-        SELECT ${leaderboardId}, u.id, NULLIF(u.client_id, ''), ${batchId}, u.data, NULLIF(u.input, ''),
-               NULLIF(u.reference, ''), ${now}
-        FROM unnest(${ids}::uuid[], ${clients}::text[], ${data}::json[], ${inputs}::text[], ${references}::text[])
-          AS u(id, client_id, data, input, reference)
-        ON CONFLICT (leaderboard_id, client_id) WHERE client_id IS NOT NULL DO NOTHING
-        ${withClientId ? sql`RETURNING id::text AS id` : sql``}`
-      return withClientId
-        ? Effect.map(statement, (stored) => new Set((stored as ReadonlyArray<{ id: string }>).map((r) => r.id)))
-        : Effect.as(statement, undefined)
+      const { now } = periods
+      const stored = rows.length === 0
+        ? sql`SELECT NULL::uuid AS id WHERE false`
+        : sql`
+          INSERT INTO dataset_rows (leaderboard_id, id, client_id, batch_id, data, input, reference, created_at)
+          SELECT ${input.leaderboardId}, u.id, NULLIF(u.client_id, ''), ${input.batchId}, u.data, NULLIF(u.input, ''),
+                 NULLIF(u.reference, ''), ${now}
+          FROM unnest(${ids}::uuid[], ${clients}::text[], ${data}::json[], ${inputs}::text[], ${references}::text[])
+            AS u(id, client_id, data, input, reference)
+          ON CONFLICT (leaderboard_id, client_id) WHERE client_id IS NOT NULL DO NOTHING
+          RETURNING id`
+      return sql<Record<string, unknown> & { stored_ids: ReadonlyArray<string> | null }>`
+        WITH stored AS (${stored}), counted AS (
+          INSERT INTO datasets AS d (leaderboard_id, pending, pending_since, day, day_used, month, month_used)
+          SELECT ${input.leaderboardId}, c.n, CASE WHEN c.n > 0 THEN ${now}::timestamptz END, ${periods.day}::date, c.n,
+                 ${periods.month}::date, c.n
+          FROM (SELECT count(*)::int AS n FROM stored) c
+          ON CONFLICT (leaderboard_id) DO UPDATE SET
+            pending = d.pending + EXCLUDED.pending,
+            pending_since = CASE WHEN d.pending = 0 THEN EXCLUDED.pending_since ELSE d.pending_since END,
+            -- a period never moves backwards: a push stamped just before midnight that commits after a
+            -- push of the new day counts in the new day (as the allowance it was given did)
+            day_used = CASE WHEN d.day >= EXCLUDED.day THEN d.day_used ELSE 0 END + EXCLUDED.day_used,
+            day = GREATEST(d.day, EXCLUDED.day),
+            month_used = CASE WHEN d.month >= EXCLUDED.month THEN d.month_used ELSE 0 END + EXCLUDED.month_used,
+            month = GREATEST(d.month, EXCLUDED.month)
+          RETURNING ${sql.unsafe(stateColumns)}
+        )
+        SELECT counted.*, ${withClientId ? sql`(SELECT array_agg(id::text) FROM stored)` : sql`NULL::text[]`} AS stored_ids
+        FROM counted`.pipe(
+        Effect.flatMap(([row]) =>
+          Effect.map(stateOf([row]), (state) => ({
+            state,
+            storedIds: withClientId ? new Set(row?.stored_ids ?? []) : undefined
+          }))
+        )
+      )
     }
 
-    /** Counts `n` new rows in the periods and as pending, and answers the state after it. */
-    const count = (leaderboardId: string, n: number, input: { readonly now: Date; readonly day: string; readonly month: string }) =>
-      sql`
-        INSERT INTO datasets AS d (leaderboard_id, pending, pending_since, day, day_used, month, month_used)
-        VALUES (${leaderboardId}, ${n}, ${n > 0 ? input.now : null}, ${input.day}::date, ${n}, ${input.month}::date, ${n})
-        ON CONFLICT (leaderboard_id) DO UPDATE SET
-          pending = d.pending + ${n},
-          pending_since = CASE WHEN d.pending = 0 AND ${n}::int > 0 THEN ${input.now}::timestamptz ELSE d.pending_since END,
-          -- a period never moves backwards: a push stamped just before midnight that commits after a
-          -- push of the new day counts in the new day (as the allowance it was given did)
-          day_used = CASE WHEN d.day >= ${input.day}::date THEN d.day_used ELSE 0 END + ${n},
-          day = GREATEST(d.day, ${input.day}::date),
-          month_used = CASE WHEN d.month >= ${input.month}::date THEN d.month_used ELSE 0 END + ${n},
-          month = GREATEST(d.month, ${input.month}::date)
-        RETURNING ${sql.unsafe(stateColumns)}`.pipe(Effect.flatMap(stateOf))
+    /** Sorts the rows' outcome: stored, or (client id already there) a retry. */
+    const outcome = (candidates: ReadonlyArray<RowToStore>, storedIds: ReadonlySet<string> | undefined, retried: Array<number>) => {
+      const stored: Array<number> = []
+      for (const row of candidates) {
+        if (storedIds === undefined || storedIds.has(row.id)) stored.push(row.index)
+        else retried.push(row.index)
+      }
+      return stored
+    }
 
-    const append = (input: AppendInput) =>
+    /** Without limits: one statement, no lock held beyond its own commit. */
+    const appendFreely = (input: AppendInput) =>
+      Effect.gen(function*() {
+        const periods = { now: toDate(input.now), day: input.periods.day, month: input.periods.month }
+        const { state, storedIds } = yield* insertAndCount(input, input.rows, periods)
+        const retried: Array<number> = []
+        const stored = outcome(input.rows, storedIds, retried)
+        return { stored, retried: retried.sort((a, b) => a - b), overLimit: [], state } satisfies AppendResult
+      })
+
+    /** With limits: the leaderboard's counts are locked until commit, so concurrent pushes take turns. */
+    const appendWithinLimits = (input: AppendInput, allowance: (used: EventUsage) => number) =>
       sql.withTransaction(Effect.gen(function*() {
-        const now = toDate(input.now)
-        const periods = { now, day: input.periods.day, month: input.periods.month }
+        const periods = { now: toDate(input.now), day: input.periods.day, month: input.periods.month }
         const retried: Array<number> = []
         const overLimit: Array<number> = []
-        let candidates = input.rows
-
-        if (input.allowance !== undefined) {
-          // the leaderboard's counts, locked until commit: concurrent pushes take turns from here
-          yield* sql`INSERT INTO datasets (leaderboard_id) VALUES (${input.leaderboardId}) ON CONFLICT DO NOTHING`
-          const [locked] = yield* sql<{ day: string | null; day_used: number; month: string | null; month_used: number }>`
-            SELECT day::text AS day, day_used, month::text AS month, month_used FROM datasets
-            WHERE leaderboard_id = ${input.leaderboardId} FOR UPDATE`
-          const clientIds = input.rows.flatMap((r) => r.clientId === null ? [] : [r.clientId])
-          const known = clientIds.length === 0 ? new Set<string>() : new Set((yield* sql<{ client_id: string }>`
-            SELECT client_id FROM dataset_rows
-            WHERE leaderboard_id = ${input.leaderboardId} AND client_id = ANY(${clientIds}::text[])`).map((r) => r.client_id))
-          // counted in the stored periods when they are newer than this push's (see `count`)
-          let room = input.allowance({
-            daily: locked?.day != null && locked.day >= periods.day ? locked.day_used : 0,
-            monthly: locked?.month != null && locked.month >= periods.month ? locked.month_used : 0
-          })
-          const seen = new Set<string>()
-          candidates = input.rows.filter((row) => {
-            if (row.clientId !== null && (known.has(row.clientId) || seen.has(row.clientId))) {
-              retried.push(row.index)
-              return false
-            }
-            if (room <= 0) {
-              overLimit.push(row.index)
-              return false
-            }
-            room--
-            if (row.clientId !== null) seen.add(row.clientId)
-            return true
-          })
-        }
-
-        const stored: Array<number> = []
-        if (candidates.length > 0) {
-          const storedIds = yield* insertRows(input.leaderboardId, input.batchId, candidates, now)
-          for (const row of candidates) {
-            if (storedIds === undefined || storedIds.has(row.id)) stored.push(row.index)
-            else retried.push(row.index)
+        yield* sql`INSERT INTO datasets (leaderboard_id) VALUES (${input.leaderboardId}) ON CONFLICT DO NOTHING`
+        const [locked] = yield* sql<{ day: string | null; day_used: number; month: string | null; month_used: number }>`
+          SELECT day::text AS day, day_used, month::text AS month, month_used FROM datasets
+          WHERE leaderboard_id = ${input.leaderboardId} FOR UPDATE`
+        const clientIds = input.rows.flatMap((r) => r.clientId === null ? [] : [r.clientId])
+        const known = clientIds.length === 0 ? new Set<string>() : new Set((yield* sql<{ client_id: string }>`
+          SELECT client_id FROM dataset_rows
+          WHERE leaderboard_id = ${input.leaderboardId} AND client_id = ANY(${clientIds}::text[])`).map((r) => r.client_id))
+        // counted in the stored periods when they are newer than this push's (see insertAndCount)
+        let room = allowance({
+          daily: locked?.day != null && locked.day >= periods.day ? locked.day_used : 0,
+          monthly: locked?.month != null && locked.month >= periods.month ? locked.month_used : 0
+        })
+        const seen = new Set<string>()
+        const candidates = input.rows.filter((row) => {
+          if (row.clientId !== null && (known.has(row.clientId) || seen.has(row.clientId))) {
+            retried.push(row.index)
+            return false
           }
-        }
-        const after = yield* count(input.leaderboardId, stored.length, periods)
-        return { stored, retried: retried.sort((a, b) => a - b), overLimit, state: after } satisfies AppendResult
-      })).pipe(
+          if (room <= 0) {
+            overLimit.push(row.index)
+            return false
+          }
+          room--
+          if (row.clientId !== null) seen.add(row.clientId)
+          return true
+        })
+        const { state, storedIds } = yield* insertAndCount(input, candidates, periods)
+        const stored = outcome(candidates, storedIds, retried)
+        return { stored, retried: retried.sort((a, b) => a - b), overLimit, state } satisfies AppendResult
+      }))
+
+    const append = (input: AppendInput) =>
+      (input.allowance === undefined ? appendFreely(input) : appendWithinLimits(input, input.allowance)).pipe(
         // two pushes sharing client ids while the limits change can deadlock; Postgres aborts one, which goes again
         Effect.retry({ times: 3, while: (error) => "reason" in error && error.reason._tag === "DeadlockError" }),
         Effect.orDie
