@@ -27,24 +27,34 @@ const stringIssue = (text: string): string | undefined =>
 const scan = (text: string): { readonly depth: number; readonly escapes: boolean } => {
   let depth = 0
   let deepest = 0
-  let inString = false
   let escapes = false
-  for (let i = 0; i < text.length; i++) {
+  // the next backslash at or after where a string is being read (-1: none left); found once, reused
+  let slash = text.indexOf("\\")
+  for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 92) { // backslash
-        if (text.charCodeAt(i + 1) === 117) escapes = true // \u
-        i++
-      } else if (c === 34) {
-        inString = false
+    if (c === 34) {
+      // a string: jump from quote to quote (natively), stopping only at escapes
+      let from = i + 1
+      for (;;) {
+        const quote = text.indexOf("\"", from)
+        if (quote === -1) return { depth: deepest, escapes } // unterminated: the JSON parser refuses it
+        if (slash !== -1 && slash < from) slash = text.indexOf("\\", from)
+        if (slash === -1 || slash > quote) {
+          i = quote + 1
+          break
+        }
+        if (text.charCodeAt(slash + 1) === 117) escapes = true // \u
+        from = slash + 2
+        slash = text.indexOf("\\", from)
       }
-    } else if (c === 34) {
-      inString = true
-    } else if (c === 123 || c === 91) {
+      continue
+    }
+    if (c === 123 || c === 91) {
       if (++depth > deepest) deepest = depth
     } else if (c === 125 || c === 93) {
       depth--
     }
+    i++
   }
   return { depth: deepest, escapes }
 }

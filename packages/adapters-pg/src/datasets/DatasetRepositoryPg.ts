@@ -37,8 +37,11 @@ const stateColumns = `pending, pending_since, last_consolidated_at, latest_versi
 export const lockKey = (leaderboardId: string) => `podium.dataset:${leaderboardId}`
 
 
-/** JSONL lines per chunk of a download: large enough to amortise, small enough to stream. */
-const linesPerChunk = 512
+/** Rows per page of a download: large enough to amortise a round trip, small enough to stream. */
+const downloadPage = 2000
+
+/** Below every row id: the start of a version without a newest-N floor, and of the first page. */
+const nilUuid = "00000000-0000-0000-0000-000000000000"
 
 const encoder = new TextEncoder()
 
@@ -274,33 +277,46 @@ const layer = Layer.effect(
         return Option.some(created)
       })).pipe(Effect.orDie)
 
-    /** A version's JSONL lines: its rows in arrival order, with the labels it published. */
-    const lines = (leaderboardId: LeaderboardId, version: number) =>
-      Stream.unwrap(Effect.gen(function*() {
-        const [found] = yield* sql<{ floor_id: string | null }>`
-          SELECT floor_id::text AS floor_id FROM dataset_versions WHERE leaderboard_id = ${leaderboardId} AND version = ${version}`
-        if (found === undefined) return Stream.empty
-        return sql<{ line: string }>`
-          SELECT CASE WHEN l.reference IS NULL THEN r.data::text
-                 ELSE (r.data::jsonb || jsonb_build_object('expected', l.reference, 'label_source', 'auto',
-                   'label_model', l.model))::text END AS line
-          FROM dataset_rows r
-          LEFT JOIN dataset_labels l ON l.leaderboard_id = r.leaderboard_id AND l.row_id = r.id AND l.version <= ${version}
-          WHERE r.leaderboard_id = ${leaderboardId} AND r.version <= ${version} AND NOT r.dropped
-            AND (${found.floor_id}::uuid IS NULL OR r.id >= ${found.floor_id}::uuid)
-          ORDER BY r.id`.stream
-      }))
-
+    /**
+     * A version's JSONL, a page of rows at a time in primary-key (arrival) order: each page is an
+     * index range scan after the last id sent, so the first bytes leave at once and memory holds one
+     * page. The labels join is made only when the version has labels.
+     */
     const download = (leaderboardId: LeaderboardId, version: number): Stream.Stream<Uint8Array> =>
-      lines(leaderboardId, version).pipe(
-        Stream.rechunk(linesPerChunk),
-        Stream.mapArray((chunk) => {
-          let text = ""
-          for (const row of chunk) text += row.line + "\n"
-          return [encoder.encode(text)] as const
-        }),
-        Stream.orDie
-      )
+      Stream.unwrap(Effect.gen(function*() {
+        const [found] = yield* sql<{ floor_id: string | null; labelled: boolean }>`
+          SELECT floor_id::text AS floor_id,
+                 EXISTS (SELECT 1 FROM dataset_versions l WHERE l.leaderboard_id = v.leaderboard_id
+                         AND l.version <= v.version AND l.labelled_rows > 0) AS labelled
+          FROM dataset_versions v WHERE v.leaderboard_id = ${leaderboardId} AND v.version = ${version}`
+        if (found === undefined) return Stream.empty
+        const floor = found.floor_id ?? nilUuid
+        const page = (after: string) =>
+          found.labelled
+            ? sql<{ id: string; line: string }>`
+                SELECT r.id::text AS id,
+                       CASE WHEN l.reference IS NULL THEN r.data::text
+                       ELSE (r.data::jsonb || jsonb_build_object('expected', l.reference, 'label_source', 'auto',
+                         'label_model', l.model))::text END AS line
+                FROM dataset_rows r
+                LEFT JOIN dataset_labels l ON l.leaderboard_id = r.leaderboard_id AND l.row_id = r.id AND l.version <= ${version}
+                WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.id > ${after}::uuid
+                  AND r.version <= ${version} AND NOT r.dropped
+                ORDER BY r.id LIMIT ${downloadPage}`
+            : sql<{ id: string; line: string }>`
+                SELECT id::text AS id, data::text AS line FROM dataset_rows
+                WHERE leaderboard_id = ${leaderboardId} AND id >= ${floor}::uuid AND id > ${after}::uuid
+                  AND version <= ${version} AND NOT dropped
+                ORDER BY id LIMIT ${downloadPage}`
+        return Stream.paginate(nilUuid, (after) =>
+          Effect.map(page(after), (rows) => {
+            if (rows.length === 0) return [[], Option.none<string>()] as const
+            let text = ""
+            for (const row of rows) text += row.line + "\n"
+            const next = rows.length < downloadPage ? Option.none<string>() : Option.some(rows[rows.length - 1]!.id)
+            return [[encoder.encode(text)], next] as const
+          }))
+      })).pipe(Stream.orDie)
 
     const hash = (leaderboardId: LeaderboardId, version: number) =>
       Effect.gen(function*() {
