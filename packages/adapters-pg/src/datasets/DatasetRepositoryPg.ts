@@ -250,9 +250,9 @@ const layer = Layer.effect(
         // newest N: the version starts at the N-th newest row it holds
         const [floor] = input.newest !== null && total > input.newest
           ? yield* sql<{ id: string }>`
-              SELECT id::text AS id FROM dataset_rows
-              WHERE leaderboard_id = ${lb} AND version IS NOT NULL AND NOT dropped
-              ORDER BY id DESC OFFSET ${input.newest - 1} LIMIT 1`
+              SELECT r.id::text AS id FROM dataset_rows r
+              WHERE r.leaderboard_id = ${lb} AND r.version IS NOT NULL AND NOT r.dropped
+              ORDER BY r.id DESC OFFSET ${input.newest - 1} LIMIT 1`
           : []
         const created = new DatasetVersion({
           version,
@@ -278,7 +278,8 @@ const layer = Layer.effect(
       })).pipe(Effect.orDie)
 
     /**
-     * A version's JSONL, a page of rows at a time in primary-key (arrival) order: each page is an
+     * A version's JSONL, a page of rows at a time in primary-key (arrival) order (`ORDER BY r.id`:
+     * an unqualified `id` would be the text alias, and a sort of every row): each page is an
      * index range scan after the last id sent, so the first bytes leave at once and memory holds one
      * page. The labels join is made only when the version has labels.
      */
@@ -304,10 +305,10 @@ const layer = Layer.effect(
                   AND r.version <= ${version} AND NOT r.dropped
                 ORDER BY r.id LIMIT ${downloadPage}`
             : sql<{ id: string; line: string }>`
-                SELECT id::text AS id, data::text AS line FROM dataset_rows
-                WHERE leaderboard_id = ${leaderboardId} AND id >= ${floor}::uuid AND id > ${after}::uuid
-                  AND version <= ${version} AND NOT dropped
-                ORDER BY id LIMIT ${downloadPage}`
+                SELECT r.id::text AS id, r.data::text AS line FROM dataset_rows r
+                WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.id > ${after}::uuid
+                  AND r.version <= ${version} AND NOT r.dropped
+                ORDER BY r.id LIMIT ${downloadPage}`
         return Stream.paginate(nilUuid, (after) =>
           Effect.map(page(after), (rows) => {
             if (rows.length === 0) return [[], Option.none<string>()] as const
