@@ -57,7 +57,15 @@ const hex4 = (word: number) => hexes[word >> 8]! + hexes[word & 0xff]!
 const layer = Layer.sync(IdGenerator, () => {
   const next = makeUuidV7()
   return IdGenerator.of({
-    next: Effect.clockWith((clock) => Effect.sync(() => next(clock.currentTimeMillisUnsafe())))
+    next: Effect.clockWith((clock) => Effect.sync(() => next(clock.currentTimeMillisUnsafe()))),
+    nextMany: (count) =>
+      Effect.clockWith((clock) =>
+        Effect.sync(() => {
+          const ids = new Array<string>(count)
+          for (let i = 0; i < count; i++) ids[i] = next(clock.currentTimeMillisUnsafe())
+          return ids
+        })
+      )
   })
 })
 

@@ -21,7 +21,10 @@ const run = <A, E>(
 ) => {
   const enqueued: Array<Invite> = []
   const queue = Layer.succeed(InviteMailQueue, InviteMailQueue.of({ enqueue: (invite) => Effect.sync(() => enqueued.push(invite)) }))
-  const ids = Layer.succeed(IdGenerator, IdGenerator.of({ next: Effect.sync(() => crypto.randomUUID()) }))
+  const ids = Layer.succeed(IdGenerator, IdGenerator.of({
+    next: Effect.sync(() => crypto.randomUUID()),
+    nextMany: (count) => Effect.sync(() => Array.from({ length: count }, () => crypto.randomUUID()))
+  }))
   const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "", datasetPushUrl: () => "" }))
   const repositories = InviteRepositoryMemory.layer.pipe(Layer.provideMerge(WorkspaceRepositoryMemory.layer))
   const layer = Layer.mergeAll(Members.layer, Identity.layer).pipe(

@@ -130,12 +130,17 @@ export const rowsOf = (body: unknown): Result.Result<ReadonlyArray<unknown>, Inv
 
 /** The rows of a push, split into those that pass the rules and the rejections (in row order). */
 export const parseRows = (rows: ReadonlyArray<unknown>) => {
-  const accepted: Array<AcceptedRow & { readonly index: number }> = []
+  const accepted: Array<AcceptedRow & { index: number }> = []
   const rejected: Array<Rejection> = []
   for (let index = 0; index < rows.length; index++) {
     const parsed = parseRow(rows[index], index)
-    if (Result.isSuccess(parsed)) accepted.push({ ...parsed.success, index })
-    else rejected.push(parsed.failure)
+    if (Result.isSuccess(parsed)) {
+      const row = parsed.success as AcceptedRow & { index: number }
+      row.index = index // the row was made just now: no copy
+      accepted.push(row)
+    } else {
+      rejected.push(parsed.failure)
+    }
   }
   return { accepted, rejected }
 }

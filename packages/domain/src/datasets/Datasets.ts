@@ -226,8 +226,8 @@ export class Datasets extends Context.Service<Datasets, {
         const leaderboard = yield* Effect.flatMap(visible(principal, id), (l) => collecting(l, now))
         const { accepted, rejected } = parseRows(rows)
         const batchId = yield* ids.next
-        const toStore: Array<RowToStore> = []
-        for (const row of accepted) toStore.push({ ...row, id: yield* ids.next })
+        const rowIds = yield* ids.nextMany(accepted.length)
+        const toStore: Array<RowToStore> = accepted.map((row, i) => ({ ...row, id: rowIds[i]! }))
         const limits = limitsOf(leaderboard.challenge)
         const result = yield* repository.append({
           leaderboardId: id,

@@ -16,7 +16,10 @@ export const IdGeneratorInOrder = {
     IdGenerator,
     Effect.sync(() => {
       let n = 1000
-      return IdGenerator.of({ next: Effect.sync(() => uuid(n++)) })
+      return IdGenerator.of({
+        next: Effect.sync(() => uuid(n++)),
+        nextMany: (count) => Effect.sync(() => Array.from({ length: count }, () => uuid(n++)))
+      })
     })
   )
 }
