@@ -37,10 +37,10 @@ const stateColumns = `pending, pending_since, last_consolidated_at, latest_versi
 export const lockKey = (leaderboardId: string) => `podium.dataset:${leaderboardId}`
 
 
-/** Rows per page of a download: large enough to amortise a round trip, small enough to stream. */
-const downloadPage = 2000
+/** JSONL lines per chunk of a download: large enough to amortise, small enough to stream. */
+const linesPerChunk = 1000
 
-/** Below every row id: the start of a version without a newest-N floor, and of the first page. */
+/** Below every row id: where a version without a newest-N floor starts. */
 const nilUuid = "00000000-0000-0000-0000-000000000000"
 
 const encoder = new TextEncoder()
@@ -278,10 +278,9 @@ const layer = Layer.effect(
       })).pipe(Effect.orDie)
 
     /**
-     * A version's JSONL, a page of rows at a time in primary-key (arrival) order (`ORDER BY r.id`:
-     * an unqualified `id` would be the text alias, and a sort of every row): each page is an
-     * index range scan after the last id sent, so the first bytes leave at once and memory holds one
-     * page. The labels join is made only when the version has labels.
+     * A version's JSONL: one query streamed with backpressure (memory holds a few hundred rows), in
+     * primary-key (arrival) order — `ORDER BY r.id`, since an unqualified `id` next to `id::text AS
+     * id` would be the text and sort every row. The labels join is made only when the version has labels.
      */
     const download = (leaderboardId: LeaderboardId, version: number): Stream.Stream<Uint8Array> =>
       Stream.unwrap(Effect.gen(function*() {
@@ -292,31 +291,27 @@ const layer = Layer.effect(
           FROM dataset_versions v WHERE v.leaderboard_id = ${leaderboardId} AND v.version = ${version}`
         if (found === undefined) return Stream.empty
         const floor = found.floor_id ?? nilUuid
-        const page = (after: string) =>
-          found.labelled
-            ? sql<{ id: string; line: string }>`
-                SELECT r.id::text AS id,
-                       CASE WHEN l.reference IS NULL THEN r.data::text
-                       ELSE (r.data::jsonb || jsonb_build_object('expected', l.reference, 'label_source', 'auto',
-                         'label_model', l.model))::text END AS line
-                FROM dataset_rows r
-                LEFT JOIN dataset_labels l ON l.leaderboard_id = r.leaderboard_id AND l.row_id = r.id AND l.version <= ${version}
-                WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.id > ${after}::uuid
-                  AND r.version <= ${version} AND NOT r.dropped
-                ORDER BY r.id LIMIT ${downloadPage}`
-            : sql<{ id: string; line: string }>`
-                SELECT r.id::text AS id, r.data::text AS line FROM dataset_rows r
-                WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.id > ${after}::uuid
-                  AND r.version <= ${version} AND NOT r.dropped
-                ORDER BY r.id LIMIT ${downloadPage}`
-        return Stream.paginate(nilUuid, (after) =>
-          Effect.map(page(after), (rows) => {
-            if (rows.length === 0) return [[], Option.none<string>()] as const
+        const rows = found.labelled
+          ? sql<{ line: string }>`
+              SELECT CASE WHEN l.reference IS NULL THEN r.data::text
+                     ELSE (r.data::jsonb || jsonb_build_object('expected', l.reference, 'label_source', 'auto',
+                       'label_model', l.model))::text END AS line
+              FROM dataset_rows r
+              LEFT JOIN dataset_labels l ON l.leaderboard_id = r.leaderboard_id AND l.row_id = r.id AND l.version <= ${version}
+              WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.version <= ${version} AND NOT r.dropped
+              ORDER BY r.id`.stream
+          : sql<{ line: string }>`
+              SELECT r.data::text AS line FROM dataset_rows r
+              WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.version <= ${version} AND NOT r.dropped
+              ORDER BY r.id`.stream
+        return rows.pipe(
+          Stream.rechunk(linesPerChunk),
+          Stream.mapArray((chunk) => {
             let text = ""
-            for (const row of rows) text += row.line + "\n"
-            const next = rows.length < downloadPage ? Option.none<string>() : Option.some(rows[rows.length - 1]!.id)
-            return [[encoder.encode(text)], next] as const
-          }))
+            for (const row of chunk) text += row.line + "\n"
+            return [encoder.encode(text)] as const
+          })
+        )
       })).pipe(Stream.orDie)
 
     const hash = (leaderboardId: LeaderboardId, version: number) =>
