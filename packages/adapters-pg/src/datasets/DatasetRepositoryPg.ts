@@ -43,8 +43,6 @@ const linesPerChunk = 1000
 /** Below every row id: where a version without a newest-N floor starts. */
 const nilUuid = "00000000-0000-0000-0000-000000000000"
 
-const encoder = new TextEncoder()
-
 const layer = Layer.effect(
   DatasetRepository,
   Effect.gen(function*() {
@@ -278,7 +276,8 @@ const layer = Layer.effect(
       })).pipe(Effect.orDie)
 
     /**
-     * A version's JSONL: one query streamed with backpressure (memory holds a few hundred rows), in
+     * A version's JSONL: one query streamed with backpressure (memory holds a few hundred rows), as
+     * bytes (`convert_to`: no UTF-8 decoding and encoding again in between), in
      * primary-key (arrival) order — `ORDER BY r.id`, since an unqualified `id` next to `id::text AS
      * id` would be the text and sort every row. The labels join is made only when the version has labels.
      */
@@ -292,24 +291,31 @@ const layer = Layer.effect(
         if (found === undefined) return Stream.empty
         const floor = found.floor_id ?? nilUuid
         const rows = found.labelled
-          ? sql<{ line: string }>`
-              SELECT CASE WHEN l.reference IS NULL THEN r.data::text
+          ? sql<{ line: Uint8Array }>`
+              SELECT convert_to(CASE WHEN l.reference IS NULL THEN r.data::text
                      ELSE (r.data::jsonb || jsonb_build_object('expected', l.reference, 'label_source', 'auto',
-                       'label_model', l.model))::text END AS line
+                       'label_model', l.model))::text END, 'UTF8') AS line
               FROM dataset_rows r
               LEFT JOIN dataset_labels l ON l.leaderboard_id = r.leaderboard_id AND l.row_id = r.id AND l.version <= ${version}
               WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.version <= ${version} AND NOT r.dropped
               ORDER BY r.id`.stream
-          : sql<{ line: string }>`
-              SELECT r.data::text AS line FROM dataset_rows r
+          : sql<{ line: Uint8Array }>`
+              SELECT convert_to(r.data::text, 'UTF8') AS line FROM dataset_rows r
               WHERE r.leaderboard_id = ${leaderboardId} AND r.id >= ${floor}::uuid AND r.version <= ${version} AND NOT r.dropped
               ORDER BY r.id`.stream
         return rows.pipe(
           Stream.rechunk(linesPerChunk),
           Stream.mapArray((chunk) => {
-            let text = ""
-            for (const row of chunk) text += row.line + "\n"
-            return [encoder.encode(text)] as const
+            let size = 0
+            for (const row of chunk) size += row.line.length + 1
+            const bytes = new Uint8Array(size)
+            let at = 0
+            for (const row of chunk) {
+              bytes.set(row.line, at)
+              at += row.line.length
+              bytes[at++] = 10 // \n
+            }
+            return [bytes] as const
           })
         )
       })).pipe(Stream.orDie)
