@@ -31,7 +31,12 @@ it("the schedules are stored durably in Postgres", async () => {
     const rows = await query(podium.databaseUrl, (sql) =>
       sql`SELECT DISTINCT entity_type FROM cluster_messages WHERE entity_type LIKE 'ClusterCron/%' ORDER BY 1`)
     return rows.map((r) => r["entity_type"])
-  }, { timeout: 20_000, interval: 250 }).toEqual(["ClusterCron/expire-invites", "ClusterCron/prune-job-messages", "ClusterCron/sweep-budget-reservations"])
+  }, { timeout: 20_000, interval: 250 }).toEqual([
+    "ClusterCron/consolidate-datasets",
+    "ClusterCron/expire-invites",
+    "ClusterCron/prune-job-messages",
+    "ClusterCron/sweep-budget-reservations"
+  ])
 })
 
 it("expiring invites marks only overdue pending ones", async () => {
