@@ -3,62 +3,18 @@
  * `podium serve` runs as a child process against its own database, four clients push batches with
  * row ids, the server is killed mid-load and started again on the same database.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { pushLeaderboard, type PushRow, pushRows, signedIn } from "./support/Builders.ts"
 import { ApiFailure, type Caller } from "./support/Client.ts"
+import { at, serveChild, stopChildren } from "./support/ChildPodium.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
-import { type Podium, sessionSecret } from "./support/Podium.ts"
+import { sessionSecret } from "./support/Podium.ts"
 
-const bin = join(import.meta.dirname, "..", "packages", "server", "src", "bin.ts")
-const children: Array<ChildProcess> = []
-const dataDirs: Array<string> = []
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
+  stopChildren()
 })
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-/** `podium serve` as its own process; resolves once /healthz answers 200. */
-const serve = async (env: Record<string, string>) => {
-  const port = await freePort()
-  const dataDir = mkdtempSync(join(tmpdir(), "podium-crash-"))
-  dataDirs.push(dataDir)
-  const child = spawn(process.execPath, [bin, "serve"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "Warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.push(child)
-  let output = ""
-  child.stdout!.on("data", (chunk) => output += chunk)
-  child.stderr!.on("data", (chunk) => output += chunk)
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`podium serve exited early:\n${output}`)
-    const healthy = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
-    if (healthy) return { child, exited, url, output: () => output }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`podium serve was not healthy within 60 s:\n${output}`)
-}
-
-/** The typed client needs only the server's URL. */
-const at = (url: string) => ({ url }) as Podium
 
 const pushTo = (api: Caller, leaderboard_id: LeaderboardId, rows: ReadonlyArray<PushRow>) =>
   api((c) => c.pushDatasets.push({ params: { leaderboard_id }, payload: { rows } }))
@@ -78,7 +34,7 @@ const consolidatedIds = async (api: Caller, leaderboard_id: LeaderboardId) => {
 describe("kill -9 under push load", () => {
   it("keeps every row that got a 202, exactly once, and none twice after retries", async () => {
     const env = { DATABASE_URL: await freshDatabaseUrl(), SESSION_JWT_SECRET: sessionSecret, SECRETS_KEY: randomBytes(32).toString("hex") }
-    const first = await serve(env)
+    const first = await serveChild(env)
     const owner = await signedIn(at(first.url), "crash-owner")
     const id = await pushLeaderboard(owner.api)
 
@@ -110,7 +66,7 @@ describe("kill -9 under push load", () => {
     expect(acknowledged.size).toBeGreaterThan(0)
     expect(unanswered.length).toBe(4) // each client was cut off mid-request (or refused right after)
 
-    const second = await serve(env)
+    const second = await serveChild(env)
     const api = (await signedIn(at(second.url), "crash-owner")).api
     const stored = await consolidatedIds(api, id)
     expect([...stored].filter(([, n]) => n > 1), "rows stored twice").toEqual([])

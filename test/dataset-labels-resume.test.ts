@@ -3,66 +3,22 @@
  * slow loopback labeller, is killed with SIGKILL mid-job and started again on the same database,
  * and the job carries on from the page it was on instead of asking for every row again.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { labelConcurrency, labelPageSize } from "@podium/domain/datasets"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type LabellerFake, startLabellerFake } from "./fakes/LabellerFake.ts"
 import { aCandidate, servingLeaderboard, signedIn } from "./support/Builders.ts"
 import type { Caller } from "./support/Client.ts"
+import { at, serveChild, stopChildren } from "./support/ChildPodium.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
-import { type Podium, sessionSecret } from "./support/Podium.ts"
+import { sessionSecret } from "./support/Podium.ts"
 
-const bin = join(import.meta.dirname, "..", "packages", "server", "src", "bin.ts")
-const children: Array<ChildProcess> = []
-const dataDirs: Array<string> = []
 let labeller: LabellerFake | undefined
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
+  stopChildren()
   await labeller?.close()
 })
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-/** `podium serve` as its own process; resolves once /healthz answers 200. */
-const serve = async (env: Record<string, string>) => {
-  const port = await freePort()
-  const dataDir = mkdtempSync(join(tmpdir(), "podium-labels-crash-"))
-  dataDirs.push(dataDir)
-  const child = spawn(process.execPath, [bin, "serve"], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "Warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.push(child)
-  let output = ""
-  child.stdout!.on("data", (chunk) => output += chunk)
-  child.stderr!.on("data", (chunk) => output += chunk)
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`podium serve exited early:\n${output}`)
-    const healthy = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false)
-    if (healthy) return { child, exited, url, output: () => output }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`podium serve was not healthy within 60 s:\n${output}`)
-}
-
-/** The typed client needs only the server's URL. */
-const at = (url: string) => ({ url }) as Podium
 
 const labelling = async (api: Caller, leaderboard_id: LeaderboardId) =>
   (await api((c) => c.pushDatasets.status({ params: { leaderboard_id } }))).labelling
@@ -81,7 +37,7 @@ describe("kill -9 during auto-labels", () => {
       SECRETS_KEY: randomBytes(32).toString("hex"),
       ALLOW_PRIVATE_NETWORK_TARGETS: "true"
     }
-    const first = await serve(env)
+    const first = await serveChild(env)
     const owner = await signedIn(at(first.url), "labels-crash-owner")
     const { id } = await servingLeaderboard(owner.api, aCandidate(labeller.url, { model_name: "slow-labeller" }))
     await owner.api((c) => c.pushDatasets.push({ params: { leaderboard_id: id }, payload: rows }))
@@ -99,7 +55,7 @@ describe("kill -9 during auto-labels", () => {
     expect(askedBeforeKill).toBeLessThan(200)
 
     // the new instance takes the job over once the dead one's shard locks are gone: up to their 35 s expiry
-    const second = await serve(env)
+    const second = await serveChild(env)
     const api = (await signedIn(at(second.url), "labels-crash-owner")).api
     await expect.poll(async () => (await labelling(api, id))?.status, { timeout: 90_000, interval: 250 }).toBe("succeeded")
     expect(await labelling(api, id)).toMatchObject({ job_id: job.job_id, labelled: 200, failed: 0, remaining: 0, version: 2 })
