@@ -9,7 +9,8 @@ import {
   type EventLimits,
   parseRow,
   periodsOf,
-  type RowToStore
+  type RowToStore,
+  versionView
 } from "@podium/domain/datasets"
 import { type LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
 import { Bytes, DateTime, Effect, type Layer, Option, Result, Stream } from "effect"
@@ -64,17 +65,6 @@ const created = (version: Option.Option<DatasetVersion>) => {
 const iso = (t: DateTime.Utc | null) => t === null ? null : DateTime.formatIso(t)
 
 const stateView = (s: DatasetState) => ({ ...s, pending_since: iso(s.pending_since), last_consolidated_at: iso(s.last_consolidated_at) })
-
-const versionView = (v: DatasetVersion) => ({
-  version: v.version,
-  row_count: v.row_count,
-  added_rows: v.added_rows,
-  dropped_duplicates: v.dropped_duplicates,
-  labelled_rows: v.labelled_rows,
-  trigger: v.trigger,
-  sha256: v.sha256,
-  created_at: iso(v.created_at)
-})
 
 const stateOf = (leaderboardId: LeaderboardId) =>
   Effect.flatMap(DatasetRepository, (repository) => Effect.map(repository.state(leaderboardId), stateView))
@@ -261,7 +251,7 @@ export const datasetRepositoryContract = (
             labelled_rows: 0,
             trigger: "manual",
             sha256: null,
-            created_at: iso(at(1))
+            created_at: DateTime.formatIso(at(1))
           })
           assert.deepStrictEqual(yield* stateOf(lb), {
             pending: 0,

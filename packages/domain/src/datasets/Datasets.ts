@@ -65,7 +65,8 @@ const usedNow = (state: DatasetState, now: DateTime.Utc): EventUsage => {
   }
 }
 
-const versionView = (v: DatasetVersion) => ({
+/** A version as the API shows it (timestamps as ISO strings). */
+export const versionView = (v: DatasetVersion) => ({
   version: v.version,
   row_count: v.row_count,
   added_rows: v.added_rows,
