@@ -1,7 +1,8 @@
-import { DateTime, Duration } from "effect"
+import { DateTime, Duration, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
+  checkCollecting,
   consolidationDue,
   consolidationRules,
   consolidationView,
@@ -124,5 +125,29 @@ describe("consolidationView", () => {
       next_at: null,
       last_consolidated_at: null
     })
+  })
+})
+
+describe("checkCollecting", () => {
+  const now = DateTime.makeUnsafe("2026-11-23T12:00:00.000Z")
+  const board = (status: "active" | "running" | "paused" | "archived", overrides: Partial<{ dataset_type: "GET" | "PUSH"; end_date: string | null }> = {}) => ({
+    id: "lb" as never,
+    status,
+    challenge: { dataset_type: "PUSH" as const, end_date: null, ...overrides } as never
+  })
+  const tag = (result: ReturnType<typeof checkCollecting>) => Result.isSuccess(result) ? "ok" : result.failure._tag
+
+  it("takes rows while active (or running), refuses paused, archived, ended and GET datasets", () => {
+    expect(tag(checkCollecting(board("active"), now))).toBe("ok")
+    expect(tag(checkCollecting(board("running"), now))).toBe("ok")
+    expect(tag(checkCollecting(board("paused"), now))).toBe("LeaderboardPaused")
+    expect(tag(checkCollecting(board("archived"), now))).toBe("LeaderboardArchived")
+    expect(tag(checkCollecting(board("active", { dataset_type: "GET" }), now))).toBe("NotPushDataset")
+  })
+
+  it("ends at end_date, to the millisecond", () => {
+    expect(tag(checkCollecting(board("active", { end_date: "2026-11-23T12:00:00.001Z" }), now))).toBe("ok")
+    expect(tag(checkCollecting(board("active", { end_date: "2026-11-23T12:00:00.000Z" }), now))).toBe("CollectionEnded")
+    expect(tag(checkCollecting(board("active", { end_date: "2026-11-22" }), now))).toBe("CollectionEnded")
   })
 })

@@ -1,5 +1,6 @@
-import { DateTime, Duration, Schema } from "effect"
-import type { Challenge } from "../leaderboards/index.ts"
+import { DateTime, Duration, Option, Result, Schema } from "effect"
+import { type Challenge, type Leaderboard, LeaderboardArchived } from "../leaderboards/index.ts"
+import { CollectionEnded, LeaderboardPaused, NotPushDataset } from "./DatasetErrors.ts"
 
 /** What made a version: a consolidation (asked for, or by event count or elapsed hours) or auto-labels. */
 export const VersionTrigger = Schema.Literals(["manual", "events", "hours", "auto_labels"])
@@ -85,4 +86,23 @@ export const consolidationView = (challenge: Triggers, state: DatasetState) => {
     next_at: next === null || state.pending === 0 ? null : DateTime.formatIso(next),
     last_consolidated_at: state.last_consolidated_at === null ? null : DateTime.formatIso(state.last_consolidated_at)
   }
+}
+
+/** Rows are pushed only to PUSH datasets. */
+export const checkPushDataset = (leaderboard: Pick<Leaderboard, "id" | "challenge">): Result.Result<void, NotPushDataset> =>
+  leaderboard.challenge.dataset_type === "PUSH" ? Result.void : Result.fail(new NotPushDataset({ leaderboard_id: leaderboard.id }))
+
+/** A leaderboard takes rows while it is a PUSH dataset, neither archived nor paused, before its `end_date`. */
+export const checkCollecting = (
+  leaderboard: Pick<Leaderboard, "id" | "status" | "challenge">,
+  now: DateTime.Utc
+): Result.Result<void, LeaderboardArchived | LeaderboardPaused | CollectionEnded | NotPushDataset> => {
+  if (leaderboard.status === "archived") return Result.fail(new LeaderboardArchived({ leaderboard_id: leaderboard.id }))
+  if (leaderboard.status === "paused") return Result.fail(new LeaderboardPaused({ leaderboard_id: leaderboard.id }))
+  const end = leaderboard.challenge.end_date
+  const at = end === null ? Option.none() : DateTime.make(end)
+  if (end !== null && Option.isSome(at) && DateTime.isLessThanOrEqualTo(at.value, now)) {
+    return Result.fail(new CollectionEnded({ leaderboard_id: leaderboard.id, end_date: end }))
+  }
+  return checkPushDataset(leaderboard)
 }

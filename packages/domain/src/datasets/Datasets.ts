@@ -9,6 +9,8 @@ import {
 } from "../leaderboards/index.ts"
 import { IdGenerator, type InvalidInput, Links, NotFound } from "../shared/index.ts"
 import {
+  checkCollecting,
+  checkPushDataset,
   consolidationDue,
   consolidationRules,
   consolidationView,
@@ -17,10 +19,10 @@ import {
   type VersionTrigger
 } from "./Dataset.ts"
 import {
-  CollectionEnded,
+  type CollectionEnded,
   EventLimitExceeded,
-  LeaderboardPaused,
-  NotPushDataset,
+  type LeaderboardPaused,
+  type NotPushDataset,
   PushTooLarge
 } from "./DatasetErrors.ts"
 import { DatasetRepository, type RowToStore } from "./DatasetRepository.ts"
@@ -152,27 +154,7 @@ export class Datasets extends Context.Service<Datasets, {
           ? Effect.fail(new Unauthenticated({ message: "This push token belongs to another leaderboard's dataset" }))
           : owned(principal, id)
 
-      const pushDataset = (leaderboard: Leaderboard) =>
-        leaderboard.challenge.dataset_type === "PUSH"
-          ? Effect.succeed(leaderboard)
-          : Effect.fail(new NotPushDataset({ leaderboard_id: leaderboard.id }))
-
-      /** A leaderboard that takes rows now: PUSH, not archived or paused, before its end date. */
-      const collecting = (
-        leaderboard: Leaderboard,
-        now: DateTime.Utc
-      ): Effect.Effect<Leaderboard, LeaderboardArchived | LeaderboardPaused | CollectionEnded | NotPushDataset> => {
-        if (leaderboard.status === "archived") return Effect.fail(new LeaderboardArchived({ leaderboard_id: leaderboard.id }))
-        if (leaderboard.status === "paused") return Effect.fail(new LeaderboardPaused({ leaderboard_id: leaderboard.id }))
-        const end = leaderboard.challenge.end_date
-        if (end !== null) {
-          const at = DateTime.make(end)
-          if (Option.isSome(at) && DateTime.isLessThanOrEqualTo(at.value, now)) {
-            return Effect.fail(new CollectionEnded({ leaderboard_id: leaderboard.id, end_date: end }))
-          }
-        }
-        return pushDataset(leaderboard)
-      }
+      const pushDataset = (leaderboard: Leaderboard) => Effect.as(Effect.fromResult(checkPushDataset(leaderboard)), leaderboard)
 
       const consolidateNow = Effect.fn("Datasets.consolidateNow")(function*(leaderboard: Leaderboard, trigger: VersionTrigger) {
         const created = yield* repository.consolidate({
@@ -224,7 +206,8 @@ export class Datasets extends Context.Service<Datasets, {
           return yield* new PushTooLarge({ message: `A push carries at most ${maxRowsPerPush} rows; this one has ${rows.length}` })
         }
         const now = yield* DateTime.now
-        const leaderboard = yield* Effect.flatMap(visible(principal, id), (l) => collecting(l, now))
+        const leaderboard = yield* visible(principal, id)
+        yield* Effect.fromResult(checkCollecting(leaderboard, now))
         const { accepted, rejected } = parseRows(rows)
         const batchId = yield* ids.next
         const rowIds = yield* ids.nextMany(accepted.length)
