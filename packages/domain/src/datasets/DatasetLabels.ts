@@ -64,25 +64,9 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         const { candidates, credentials, leaderboard, ranking_winner } = serving.value
         const labeller = labellerOf(leaderboard, servingCandidate(leaderboard, candidates, ranking_winner))
         if (Option.isNone(labeller)) return Option.none()
-        const candidate: CallableCandidate = labeller.value._tag === "Candidate"
-          ? labeller.value.candidate as CallableCandidate
-          : {
-            id: `judge:${labeller.value.model}`,
-            leaderboard_id: leaderboardId,
-            name: labellerName(labeller.value),
-            platform: labeller.value.provider === "router" ? "Router" : "Hub",
-            model_name: labeller.value.model,
-            model_url: null,
-            url: null,
-            model_id: null,
-            auth_type: "bearer",
-            auth_header_name: null,
-            has_token: false,
-            input_price_per_m_tokens: null,
-            output_price_per_m_tokens: null,
-            created_at: leaderboard.created_at
-          } as unknown as CallableCandidate
-        const target = yield* targets.of(candidate, leaderboard.workspace_id, credentials)
+        const target = labeller.value._tag === "Candidate"
+          ? yield* targets.of(labeller.value.candidate as CallableCandidate, leaderboard.workspace_id, credentials)
+          : yield* targets.judge(labeller.value.provider, labeller.value.model, leaderboard.workspace_id)
         return Option.some({ labeller: labeller.value, target, leaderboard })
       })
 

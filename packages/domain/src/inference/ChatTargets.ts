@@ -21,12 +21,19 @@ export class ChatTargets extends Context.Service<ChatTargets, {
     /** Sealed credentials of the leaderboard's candidates, by candidate id. */
     credentials: ReadonlyMap<string, string>
   ) => Effect.Effect<ChatTarget>
+  /** A judge model (`judge_provider` router or hub, `judge_model`), called with the workspace's integration token. */
+  readonly judge: (provider: "router" | "hub", model: string, workspaceId: WorkspaceId) => Effect.Effect<ChatTarget>
 }>()("@podium/domain/inference/ChatTargets") {
   static readonly layer = Layer.effect(
     ChatTargets,
     Effect.gen(function*() {
       const integrations = yield* IntegrationRepository
       const cipher = yield* SecretCipher
+
+      const integrationToken = Effect.fnUntraced(function*(workspaceId: WorkspaceId, provider: "router" | "hub") {
+        const integration = yield* integrations.find(workspaceId, provider)
+        return Option.isSome(integration) ? Option.some(yield* cipher.open(integration.value.sealed_token)) : Option.none()
+      })
 
       const credential = Effect.fnUntraced(function*(
         candidate: Candidate,
@@ -36,11 +43,24 @@ export class ChatTargets extends Context.Service<ChatTargets, {
         const own = credentials.get(candidate.id)
         if (own !== undefined) return Option.some(yield* cipher.open(own))
         if (candidate.platform !== "Router" && candidate.platform !== "Hub") return Option.none()
-        const integration = yield* integrations.find(workspaceId, candidate.platform === "Router" ? "router" : "hub")
-        return Option.isSome(integration) ? Option.some(yield* cipher.open(integration.value.sealed_token)) : Option.none()
+        return yield* integrationToken(workspaceId, candidate.platform === "Router" ? "router" : "hub")
       })
 
       return ChatTargets.of({
+        judge: Effect.fnUntraced(function*(provider, model, workspaceId) {
+          return {
+            candidateId: `judge:${provider}:${model}`,
+            candidateName: `${provider}:${model}`,
+            platform: provider === "router" ? "Router" : "Hub",
+            modelName: model,
+            url: null,
+            authType: "bearer",
+            authHeaderName: null,
+            token: yield* integrationToken(workspaceId, provider),
+            inputPricePerMTokens: null,
+            outputPricePerMTokens: null
+          } satisfies ChatTarget
+        }),
         of: Effect.fnUntraced(function*(candidate, workspaceId, credentials) {
           return {
             candidateId: candidate.id,
