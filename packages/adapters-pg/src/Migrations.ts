@@ -14,6 +14,7 @@ import exactBudgets from "./migrations/0010_exact_budgets.ts"
 import workspaceClientIds from "./migrations/0011_workspace_client_ids.ts"
 import leaderboardVersion from "./migrations/0012_leaderboard_version.ts"
 import datasets from "./migrations/0013_datasets.ts"
+import runs from "./migrations/0014_runs.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -29,7 +30,8 @@ export const loader = PgMigrator.fromRecord({
   "0010_exact_budgets": exactBudgets,
   "0011_workspace_client_ids": workspaceClientIds,
   "0012_leaderboard_version": leaderboardVersion,
-  "0013_datasets": datasets
+  "0013_datasets": datasets,
+  "0014_runs": runs
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

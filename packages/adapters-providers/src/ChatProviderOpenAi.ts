@@ -154,7 +154,8 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
       ...(target.modelName === null ? {} : { model: target.modelName }),
       messages: chat.messages.map(({ content, role }) => ({ role, content })),
       ...(chat.temperature === undefined ? {} : { temperature: chat.temperature }),
-      ...(chat.max_tokens === undefined ? {} : { max_tokens: chat.max_tokens })
+      ...(chat.max_tokens === undefined ? {} : { max_tokens: chat.max_tokens }),
+      ...(chat.response_format === undefined ? {} : { response_format: chat.response_format })
     })
 
     // undici straight over the guarded pool, with the pool's deadline as the time-out: on the

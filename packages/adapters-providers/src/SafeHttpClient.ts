@@ -40,10 +40,12 @@ type RedirectOptions = Dispatcher.DispatchOptions & { readonly maxRedirections?:
 
 /**
  * Request options of the safe dispatcher: `deadlineMs` replaces the client's `requestTimeoutMs`
- * for one exchange (a model completion may take far longer than a metadata call).
+ * for one exchange (a model completion may take far longer than a metadata call), and
+ * `maxResponseBytes` its body limit (a dataset file may be larger than any API answer).
  */
 export type SafeRequestOptions = Dispatcher.RequestOptions & {
   readonly deadlineMs?: number | undefined
+  readonly maxResponseBytes?: number | undefined
   readonly maxRedirections?: number | undefined
 }
 
@@ -217,7 +219,9 @@ export const makeSafeDispatcher = (options: SafeHttpOptions): Dispatcher => {
       bodyTimeout: deadline,
       maxRedirections: Math.min(opts.maxRedirections ?? maxRedirects, maxRedirects)
     }
-    const maxBytes = opts.method === "HEAD" ? Number.POSITIVE_INFINITY : maxResponseBytes
+    const maxBytes = opts.method === "HEAD"
+      ? Number.POSITIVE_INFINITY
+      : (opts as { readonly maxResponseBytes?: number }).maxResponseBytes ?? maxResponseBytes
     return dispatch(limited, new LimitedHandler(handler, maxBytes, deadline))
   }
   return agent.compose(interceptors.redirect({ maxRedirections: maxRedirects, throwOnMaxRedirect: true }), limits)

@@ -18,11 +18,16 @@ import { InferenceHttp } from "@podium/adapters-http/inference/InferenceHttp"
 import { IntegrationsHttp } from "@podium/adapters-http/integrations/IntegrationsHttp"
 import { InvitesHttp } from "@podium/adapters-http/access/InvitesHttp"
 import { LeaderboardsHttp } from "@podium/adapters-http/leaderboards/LeaderboardsHttp"
+import { AutoSelectHttp } from "@podium/adapters-http/runs/AutoSelectHttp"
 import { TokensHttp } from "@podium/adapters-http/access/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
 import { PushDatasetsHttp } from "@podium/adapters-http/datasets/PushDatasetsHttp"
 import { DatasetRepositoryPg } from "@podium/adapters-pg/datasets/DatasetRepositoryPg"
 import { DatasetLabels, Datasets } from "@podium/domain/datasets"
+import { RunConcurrency, Runs } from "@podium/domain/runs"
+import { RunsHttp } from "@podium/adapters-http/runs/RunsHttp"
+import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
+import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
 import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
@@ -43,6 +48,7 @@ import { TraceReaderPg } from "@podium/adapters-pg/inference/TraceReaderPg"
 import { TraceWriterPg } from "@podium/adapters-pg/inference/TraceWriterPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
+import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
 import { BudgetDefaultMaxTokens, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
@@ -55,11 +61,13 @@ import { ApiTokens, Authentication, Identity, Members } from "@podium/domain/acc
 import { HubDatasetCheck, Integrations } from "@podium/domain/integrations"
 import { CaseGenerator, HumanAccess, HumanCases, HumanDocuments, HumanResults } from "@podium/domain/human"
 import { Leaderboards } from "@podium/domain/leaderboards"
+import { AutoSelection } from "@podium/domain/runs"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { createHoldingServer } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
+import { layerRunQueue, layerRunWorkflow } from "./RunExecution.ts"
 import { layerJobs } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
@@ -170,6 +178,7 @@ export const layerServices = (config: PodiumConfig) =>
       TraceReaderPg.layer,
       DatasetRepositoryPg.layer,
       DatasetLabelRepositoryPg.layer,
+      RunRepositoryPg.layer,
       ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
@@ -185,7 +194,10 @@ export const layerServices = (config: PodiumConfig) =>
         hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)
       }),
       HubDatasetsHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
+      RunDatasetSourceHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
+      Layer.succeed(RunConcurrency, config.runConcurrency),
       PriceCatalogueRouter.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
+      RouterCatalogueHttp.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
       Layer.succeed(BudgetDefaultMaxTokens, config.budgetDefaultMaxTokens),
       ChatProviderOpenAi.layer({
         routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
@@ -207,6 +219,8 @@ export const layerServices = (config: PodiumConfig) =>
         Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
         Datasets.layer,
         DatasetLabels.layer,
+        AutoSelection.layer,
+        Runs.layer,
         CaseGenerator.layer
       ).pipe(
         Layer.provideMerge(Leaderboards.layer),
@@ -228,6 +242,8 @@ export const layerRoutes = Layer.mergeAll(
       InvitesHttp,
       DatasetsHttp,
       LeaderboardsHttp,
+      AutoSelectHttp,
+      RunsHttp,
       InferenceHttp,
       TracesHttp,
       PushDatasetsHttp,
@@ -263,10 +279,11 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
     Layer.provideMerge(layerDatabase(config))
   )
   const services = layerServices(config).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration, layerDatasetLabelQueue)),
+    Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration, layerDatasetLabelQueue, layerRunQueue)),
     Layer.provideMerge(platform)
   )
-  const jobs = Layer.mergeAll(layerJobs(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow)
+  const jobs = Layer.mergeAll(layerJobs(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
+    layerRunWorkflow)
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {

@@ -56,6 +56,10 @@ export const PodiumConfig = Config.all({
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
     "BUDGET_DEFAULT_MAX_TOKENS"
   ).pipe(Config.withDefault(4096)),
+  runConcurrency: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 256 })),
+    "RUN_CONCURRENCY"
+  ).pipe(Config.withDefault(8)),
   datasetConsolidationCron: Config.schema(CronExpression, "DATASET_CONSOLIDATION_CRON").pipe(Config.withDefault("* * * * *")),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))

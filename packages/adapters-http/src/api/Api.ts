@@ -7,9 +7,11 @@ import { InferenceApi } from "../inference/InferenceApi.ts"
 import { RequestErrors } from "./Security.ts"
 import { IntegrationsApi } from "../integrations/IntegrationsApi.ts"
 import { InvitesApi } from "../access/InvitesApi.ts"
+import { AutoSelectApi } from "../runs/AutoSelectApi.ts"
 import { LeaderboardsApi } from "../leaderboards/LeaderboardsApi.ts"
 import { TokensApi } from "../access/TokensApi.ts"
 import { TracesApi } from "../inference/TracesApi.ts"
+import { RunsApi } from "../runs/RunsApi.ts"
 
 /** This service's version (the root package.json's), reported by `/openapi.json` and `podium --version`. */
 export const serviceVersion = "0.1.0"
@@ -25,6 +27,8 @@ export class Api extends HttpApi.make("podium")
   .add(InvitesApi)
   .add(DatasetsApi)
   .add(LeaderboardsApi)
+  .add(AutoSelectApi)
+  .add(RunsApi)
   .add(InferenceApi)
   .add(TracesApi)
   .add(PushDatasetsApi)

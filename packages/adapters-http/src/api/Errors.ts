@@ -173,6 +173,15 @@ export class CollectionEnded extends ErrorClass<CollectionEnded>()(
 ) {}
 export class NotPushDataset extends ErrorClass<NotPushDataset>()("NotPushDataset", 409, "not_push_dataset") {}
 export class NoLabeller extends ErrorClass<NoLabeller>()("NoLabeller", 409, "no_labeller") {}
+export class RunInProgress extends ErrorClass<RunInProgress>()(
+  "RunInProgress",
+  409,
+  "run_in_progress",
+  Schema.Struct({ run_id: Schema.String })
+) {}
+export class DatasetMissing extends ErrorClass<DatasetMissing>()("DatasetMissing", 409, "dataset_missing") {}
+export class NotRunnable extends ErrorClass<NotRunnable>()("NotRunnable", 409, "not_runnable") {}
+export class RunEnded extends ErrorClass<RunEnded>()("RunEnded", 409, "run_ended", Schema.Struct({ status: Schema.String })) {}
 export class IdReused extends ErrorClass<IdReused>()("IdReused", 409, "id_reused", Schema.Struct({ id: Schema.String })) {}
 // 413, 415, 429
 export class PayloadTooLarge extends ErrorClass<PayloadTooLarge>()(
@@ -208,3 +217,9 @@ export class UpstreamError extends ErrorClass<UpstreamError>()(
 
 /** What every endpoint can answer: the request pipeline's refusals (and `validation_failed` for a use case's invalid input). */
 export const requestErrors = [ValidationFailed, InvalidBody, PayloadTooLarge, Internal] as const
+export class RouterIntegrationMissing extends ErrorClass<RouterIntegrationMissing>()(
+  "RouterIntegrationMissing",
+  409,
+  "router_integration_missing",
+  Schema.Struct({ business_id: Schema.String })
+) {}

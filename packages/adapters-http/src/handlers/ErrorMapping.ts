@@ -28,6 +28,7 @@ import type {
 } from "@podium/domain/human"
 import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/inference"
 import type { CollectionEnded, EventLimitExceeded, PushTooLarge } from "@podium/domain/datasets"
+import type { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "@podium/domain/runs"
 import * as ApiErrors from "../api/Errors.ts"
 import { apiError } from "../api/Errors.ts"
 
@@ -136,6 +137,14 @@ export const toApiError = {
   NoLabeller: () =>
     Effect.fail(apiError(ApiErrors.NoLabeller,
       "Auto-labels need a labeller: set judge_provider and judge_model, or choose a candidate that serves")),
+  RunInProgress: (e: RunInProgress) =>
+    Effect.fail(apiError(ApiErrors.RunInProgress, `Run ${e.run_id} of this leaderboard has not ended: one run at a time`, {
+      run_id: e.run_id
+    })),
+  DatasetMissing: (e: DatasetMissing) => Effect.fail(apiError(ApiErrors.DatasetMissing, `No usable dataset: ${e.message}`)),
+  NotRunnable: (e: NotRunnable) => Effect.fail(apiError(ApiErrors.NotRunnable, e.message)),
+  RunEnded: (e: RunEnded) =>
+    Effect.fail(apiError(ApiErrors.RunEnded, `The run has ended (${e.status})`, { status: e.status })),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
     Effect.fail(apiError(ApiErrors.DatasetNotFound, `The hub has no dataset ${e.dataset_id} that this workspace can read`))
 } as const

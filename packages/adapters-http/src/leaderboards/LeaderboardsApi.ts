@@ -16,6 +16,7 @@ import { WorkspaceId } from "@podium/domain/shared"
 import { Forbidden, LeaderboardArchived, NotFound } from "../api/Errors.ts"
 import { Label, Timestamp } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
+import { RunView } from "../api/RunView.ts"
 
 const OpenRecord = Schema.Record(Schema.String, Schema.Json)
 /** Inside open objects every value must be JSON, so timestamps are carried as their ISO strings. */
@@ -136,7 +137,7 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
         leaderboard: LeaderboardView,
         challenge: ChallengeView,
         models: Schema.Array(CandidateView),
-        runs: Schema.Array(OpenRecord)
+        runs: Schema.Array(RunView).annotate({ description: "The 20 newest runs, newest first" })
       }),
       error: NotFound
     }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "A leaderboard with its challenge, candidates and runs"),

@@ -1,6 +1,7 @@
 import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { type Candidate, type Leaderboard, Leaderboards } from "@podium/domain/leaderboards"
+import { Runs, runView } from "@podium/domain/runs"
 import { Api } from "../api/Api.ts"
 import { type CandidateView, type LeaderboardView, UpdateLeaderboardRequest } from "./LeaderboardsApi.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
@@ -36,6 +37,7 @@ export const LeaderboardsHttp = HttpApiBuilder.group(
   "leaderboards",
   Effect.fn(function*(handlers) {
     const leaderboards = yield* Leaderboards
+    const runs = yield* Runs
     return handlers
       .handle("list", ({ query }) =>
         Effect.gen(function*() {
@@ -57,8 +59,10 @@ export const LeaderboardsHttp = HttpApiBuilder.group(
         }).pipe(mapDomainErrors))
       .handle("get", ({ params }) =>
         Effect.gen(function*() {
-          const detail = yield* leaderboards.get(yield* CurrentPrincipal, params.leaderboard_id)
-          return { ...withChallenge(detail.leaderboard), models: detail.candidates.map(candidateView), runs: [] }
+          const principal = yield* CurrentPrincipal
+          const detail = yield* leaderboards.get(principal, params.leaderboard_id)
+          const recent = yield* runs.list(principal, params.leaderboard_id, { limit: 20, offset: 0 })
+          return { ...withChallenge(detail.leaderboard), models: detail.candidates.map(candidateView), runs: recent.map(runView) }
         }).pipe(mapDomainErrors))
       .handle("update", ({ params, payload }) =>
         Effect.gen(function*() {

@@ -27,6 +27,8 @@ export interface ChatRequest {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly temperature?: number | undefined
   readonly max_tokens?: number | undefined
+  /** OpenAI's `response_format` (a judge asks for a JSON schema), sent as given. */
+  readonly response_format?: unknown
 }
 
 export interface ChatUsage {

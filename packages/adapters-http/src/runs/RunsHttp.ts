@@ -1,0 +1,70 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { type ResultRow, Runs, runView } from "@podium/domain/runs"
+import { Api } from "../api/Api.ts"
+import { CurrentPrincipal } from "../api/Security.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
+
+const page = (query: { readonly limit?: number | undefined; readonly offset?: number | undefined }) => ({
+  limit: query.limit ?? 100,
+  offset: query.offset ?? 0
+})
+
+/** One more than asked is read, to know whether there is a next page. */
+const onePage = <A>(found: ReadonlyArray<A>, asked: { readonly limit: number; readonly offset: number }) => ({
+  items: found.slice(0, asked.limit),
+  next_offset: found.length > asked.limit ? asked.offset + asked.limit : null
+})
+
+const rowView = (row: ResultRow) => ({
+  index: row.index,
+  input: row.input,
+  reference: row.reference,
+  results: row.cells.map((cell) => ({
+    leaderboard_model_id: cell.candidate_id,
+    output: cell.output,
+    verdict: cell.verdict,
+    reason: cell.reason,
+    error: cell.error,
+    latency_ms: cell.latency_ms,
+    cost_usd: cell.cost_usd
+  }))
+})
+
+export const RunsHttp = HttpApiBuilder.group(
+  Api,
+  "runs",
+  Effect.fn(function*(handlers) {
+    const runs = yield* Runs
+    return handlers
+      .handle("start", ({ params, payload }) =>
+        Effect.gen(function*() {
+          return { run: runView(yield* runs.start(yield* CurrentPrincipal, params.leaderboard_id, payload ?? {})) }
+        }).pipe(mapDomainErrors))
+      .handle("list", ({ params, query }) =>
+        Effect.gen(function*() {
+          const asked = page(query)
+          const found = yield* runs.list(yield* CurrentPrincipal, params.leaderboard_id, { ...asked, limit: asked.limit + 1 })
+          const { items, next_offset } = onePage(found, asked)
+          return { runs: items.map(runView), next_offset }
+        }).pipe(mapDomainErrors))
+      .handle("get", ({ params }) =>
+        Effect.gen(function*() {
+          return { run: runView(yield* runs.get(yield* CurrentPrincipal, params.leaderboard_id, params.run_id)) }
+        }).pipe(mapDomainErrors))
+      .handle("results", ({ params, query }) =>
+        Effect.gen(function*() {
+          const asked = page(query)
+          const { rows } = yield* runs.results(yield* CurrentPrincipal, params.leaderboard_id, params.run_id, {
+            ...asked,
+            limit: asked.limit + 1
+          })
+          const { items, next_offset } = onePage(rows, asked)
+          return { run_id: params.run_id, rows: items.map(rowView), next_offset }
+        }).pipe(mapDomainErrors))
+      .handle("cancel", ({ params }) =>
+        Effect.gen(function*() {
+          return { run: runView(yield* runs.cancel(yield* CurrentPrincipal, params.leaderboard_id, params.run_id)) }
+        }).pipe(mapDomainErrors))
+  })
+)

@@ -1,0 +1,185 @@
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { CandidateResult, Run, RunDataset, RunInProgress, RunProgress, RunRepository } from "@podium/domain/runs"
+import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
+
+const RunRow = Schema.Struct({
+  ...Run.fields,
+  progress: RunProgress,
+  results: Schema.Array(CandidateResult),
+  dataset: Schema.NullOr(RunDataset),
+  created_at: Timestamp,
+  started_at: NullableTimestamp,
+  finished_at: NullableTimestamp
+})
+const decodeRuns = Schema.decodeUnknownEffect(Schema.Array(RunRow))
+
+/** An active run's progress is counted from its cells; an ended run's was recorded when it ended. */
+const runColumns = `r.id::text AS id, r.leaderboard_id::text AS leaderboard_id, r.workspace_id::text AS workspace_id,
+  r.status, r.run_source, r.eval_type, r.model_ids::text[] AS model_ids, r.improve_dataset,
+  COALESCE(r.progress, (
+    SELECT jsonb_build_object(
+      'total', COALESCE((r.dataset ->> 'rows')::int, 0) * cardinality(r.model_ids),
+      'completed', count(*)::int,
+      'failed', (count(*) FILTER (WHERE c.error IS NOT NULL))::int)
+    FROM run_cells c WHERE c.run_id = r.id)) AS progress,
+  r.results, r.winner_leaderboard_model_id::text AS winner_leaderboard_model_id, r.dataset, r.error,
+  r.created_at, r.started_at, r.finished_at`
+
+/** Rows per INSERT when a run's rows are stored. */
+const rowBatch = 5_000
+
+const layer = Layer.effect(
+  RunRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
+
+    const runs = (where: string, params: ReadonlyArray<unknown>) =>
+      sql.unsafe(`SELECT ${runColumns} FROM runs r WHERE ${where}`, params).pipe(
+        Effect.flatMap(decodeRuns),
+        Effect.map((rows) => rows.map((row) => new Run(row)))
+      )
+
+    const find = (id: string) =>
+      runs("r.id = $1", [id]).pipe(Effect.map((found) => Option.fromNullishOr(found[0])), Effect.orDie)
+
+    return RunRepository.of({
+      create: (run) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const [leaderboard] = yield* sql<{ status: string }>`
+            SELECT status FROM leaderboards WHERE id = ${run.leaderboard_id} FOR UPDATE`
+          const inserted = yield* sql`
+            INSERT INTO runs (id, leaderboard_id, workspace_id, status, run_source, eval_type, model_ids, improve_dataset,
+              prior_status, created_at)
+            VALUES (${run.id}, ${run.leaderboard_id}, ${run.workspace_id}, 'queued', ${run.run_source}, ${run.eval_type},
+              ${run.model_ids}::uuid[], ${run.improve_dataset},
+              ${leaderboard?.status === "running" || leaderboard === undefined ? "active" : leaderboard.status},
+              ${toDate(run.created_at)})
+            ON CONFLICT (leaderboard_id) WHERE status IN ('queued', 'running') DO NOTHING
+            RETURNING id`
+          if (inserted.length === 0) {
+            const [active] = yield* sql<{ id: string }>`
+              SELECT id::text AS id FROM runs WHERE leaderboard_id = ${run.leaderboard_id} AND status IN ('queued', 'running')`
+            return yield* new RunInProgress({ leaderboard_id: run.leaderboard_id, run_id: active?.id ?? "" })
+          }
+          yield* sql`UPDATE leaderboards SET status = 'running', version = version + 1 WHERE id = ${run.leaderboard_id}`
+        })).pipe(Effect.catchTag("SqlError", Effect.die)),
+      find,
+      list: (leaderboardId, page) =>
+        runs("r.leaderboard_id = $1 ORDER BY r.created_at DESC, r.id DESC LIMIT $2 OFFSET $3", [
+          leaderboardId,
+          page.limit,
+          page.offset
+        ]).pipe(Effect.orDie),
+      start: (runId, dataset, rows, now) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const started = yield* sql`
+            UPDATE runs SET status = 'running', dataset = ${pg.json(dataset)}, started_at = ${toDate(now)}
+            WHERE id = ${runId} AND status = 'queued' RETURNING id`
+          if (started.length === 0) return false
+          for (let at = 0; at < rows.length; at += rowBatch) {
+            const batch = rows.slice(at, at + rowBatch)
+            // arrays of text travel without nulls: a missing reference is marked apart
+            yield* sql`
+              INSERT INTO run_rows (run_id, idx, prompt, input, reference)
+              SELECT ${runId}, u.idx, u.prompt, u.input, CASE WHEN u.has_reference THEN u.reference END
+              FROM unnest(${batch.map((r) => r.index)}::int[], ${batch.map((r) => JSON.stringify(r.prompt))}::jsonb[],
+                ${batch.map((r) => r.input)}::text[], ${batch.map((r) => r.reference ?? "")}::text[],
+                ${batch.map((r) => r.reference !== null)}::boolean[])
+                AS u(idx, prompt, input, reference, has_reference)`
+          }
+          return true
+        })).pipe(Effect.orDie),
+      pendingRows: (runId, candidateId, from, to) =>
+        sql<{ idx: number; prompt: Record<string, unknown>; input: string; reference: string | null }>`
+          SELECT r.idx, r.prompt, r.input, r.reference FROM run_rows r
+          WHERE r.run_id = ${runId} AND r.idx >= ${from} AND r.idx < ${to}
+            AND NOT EXISTS (SELECT 1 FROM run_cells c
+                            WHERE c.run_id = r.run_id AND c.candidate_id = ${candidateId} AND c.row_idx = r.idx)
+          ORDER BY r.idx`.pipe(
+          Effect.map((rows) => rows.map((r) => ({ index: r.idx, prompt: r.prompt, input: r.input, reference: r.reference }))),
+          Effect.orDie
+        ),
+      saveCell: (runId, cell, now) =>
+        sql`
+          INSERT INTO run_cells (run_id, candidate_id, row_idx, output, verdict, reason, error, latency_ms, cost_usd, created_at)
+          VALUES (${runId}, ${cell.candidate_id}, ${cell.row_index}, ${cell.output}, ${cell.verdict}, ${cell.reason},
+            ${cell.error}, ${cell.latency_ms}, ${cell.cost_usd}, ${toDate(now)})
+          ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.orDie),
+      tallies: (runId) =>
+        sql<{
+          candidate_id: string
+          correct: number
+          total: number
+          errors: number
+          latency_ms_p50: number | null
+          latency_ms_p95: number | null
+          total_cost_usd: number | null
+        }>`
+          SELECT candidate_id::text AS candidate_id,
+            (count(*) FILTER (WHERE verdict = 'correct'))::int AS correct,
+            (count(*) FILTER (WHERE verdict IS NOT NULL))::int AS total,
+            (count(*) FILTER (WHERE error IS NOT NULL))::int AS errors,
+            percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE output IS NOT NULL) AS latency_ms_p50,
+            percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE output IS NOT NULL) AS latency_ms_p95,
+            sum(cost_usd) AS total_cost_usd
+          FROM run_cells WHERE run_id = ${runId} GROUP BY candidate_id`.pipe(Effect.orDie),
+      end: (runId, end, now) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const ended = yield* sql<{ leaderboard_id: string; prior_status: string }>`
+            UPDATE runs r SET status = ${end.status}, results = ${pg.json(end.results)},
+              winner_leaderboard_model_id = ${end.winner}, error = ${end.error}, finished_at = ${toDate(now)},
+              progress = (
+                SELECT jsonb_build_object(
+                  'total', COALESCE((r.dataset ->> 'rows')::int, 0) * cardinality(r.model_ids),
+                  'completed', count(*)::int,
+                  'failed', (count(*) FILTER (WHERE c.error IS NOT NULL))::int)
+                FROM run_cells c WHERE c.run_id = r.id)
+            WHERE r.id = ${runId} AND r.status IN ('queued', 'running')
+            RETURNING r.leaderboard_id::text AS leaderboard_id, r.prior_status`
+          const [run] = ended
+          if (run === undefined) return false
+          yield* sql`
+            UPDATE leaderboards SET status = ${run.prior_status}, version = version + 1
+            WHERE id = ${run.leaderboard_id} AND status = 'running'`
+          return true
+        })).pipe(Effect.orDie),
+      results: (runId, page) =>
+        sql<{
+          idx: number
+          input: string
+          reference: string | null
+          cells: ReadonlyArray<{
+            candidate_id: string
+            output: string | null
+            verdict: "correct" | "incorrect" | null
+            reason: string | null
+            error: string | null
+            latency_ms: number | null
+            cost_usd: number | null
+          }>
+        }>`
+          SELECT r.idx, r.input, r.reference, COALESCE((
+            SELECT json_agg(json_build_object(
+              'candidate_id', c.candidate_id, 'output', c.output, 'verdict', c.verdict, 'reason', c.reason,
+              'error', c.error, 'latency_ms', c.latency_ms, 'cost_usd', c.cost_usd) ORDER BY c.candidate_id)
+            FROM run_cells c WHERE c.run_id = r.run_id AND c.row_idx = r.idx), '[]'::json) AS cells
+          FROM run_rows r WHERE r.run_id = ${runId}
+          ORDER BY r.idx LIMIT ${page.limit} OFFSET ${page.offset}`.pipe(
+          Effect.map((rows) =>
+            rows.map((r) => ({
+              index: r.idx,
+              input: r.input,
+              reference: r.reference,
+              cells: r.cells.map(({ candidate_id, ...cell }) => ({ ...cell, candidate_id, row_index: r.idx }))
+            }))
+          ),
+          Effect.orDie
+        )
+    })
+  })
+)
+
+export const RunRepositoryPg = { layer }

@@ -1,0 +1,359 @@
+import { Effect, Layer, Option, Redacted, Result } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { IntegrationRepository, type StoredIntegration } from "../integrations/index.ts"
+import { LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
+import { SecretCipher, type WorkspaceId } from "../shared/index.ts"
+import { IdGeneratorInOrder, workspaceOwner } from "../testing/index.ts"
+import {
+  type AutoSelectRequest,
+  type AutoSelectRules,
+  autoSelect,
+  meetsLatency,
+  p95Of,
+  perMillionTokens,
+  rulesOf,
+  screenModels
+} from "./AutoSelect.ts"
+import { AutoSelection } from "./AutoSelection.ts"
+import { type CatalogueModel, type EndpointLatency, RouterCatalogue } from "./RouterCatalogue.ts"
+
+const model = (id: string, prompt: number | null, completion: number | null, hf: string | null = null): CatalogueModel => ({
+  id,
+  name: `Model ${id}`,
+  prompt_price: prompt,
+  completion_price: completion,
+  hugging_face_id: hf
+})
+const latency = (p90: number | null, p99: number | null): EndpointLatency => ({ p50: null, p75: null, p90, p99 })
+
+const rules = (request: AutoSelectRequest): AutoSelectRules => Result.getOrThrow(rulesOf(request))
+const invalidPath = (request: AutoSelectRequest) =>
+  Result.match(rulesOf(request), { onSuccess: () => undefined, onFailure: (e) => e.path })
+
+const run = (
+  models: ReadonlyArray<CatalogueModel>,
+  request: AutoSelectRequest,
+  existing: ReadonlyArray<string> = [],
+  latencies: Readonly<Record<string, ReadonlyArray<EndpointLatency>>> = {},
+  asked: Array<string> = []
+) =>
+  Effect.runSync(autoSelect(models, rules(request), new Set(existing), (m) =>
+    Effect.sync(() => {
+      asked.push(m.id)
+      return latencies[m.id] ?? []
+    })))
+
+describe("auto-select rules, by example", () => {
+  it("reads the request: 3 models by default, at least 2, a limit switched on names a bound, seconds become ms", () => {
+    expect(rules({})).toEqual({ count: 3, cost: null, latency: null, onlyOpenSource: false })
+    expect(rules({ number_of_models: 2, limit_cost: true, input_price_per_m_tokens: 1, limit_latency: true, latency_p99_seconds: 1.5 }))
+      .toEqual({ count: 2, cost: { input: 1, output: null }, latency: { p95_ms: null, p99_ms: 1500 }, onlyOpenSource: false })
+    // bounds without their switch are not limits
+    expect(rules({ input_price_per_m_tokens: 1, latency_p95_seconds: 1 })).toMatchObject({ cost: null, latency: null })
+    expect(invalidPath({ number_of_models: 1 })).toEqual(["number_of_models"])
+    expect(invalidPath({ number_of_models: 2.5 })).toEqual(["number_of_models"])
+    expect(invalidPath({ limit_cost: true })).toEqual(["limit_cost"])
+    expect(invalidPath({ limit_latency: true })).toEqual(["limit_latency"])
+    expect(invalidPath({ input_price_per_m_tokens: -1 })).toEqual(["input_price_per_m_tokens"])
+    expect(invalidPath({ latency_p99_seconds: 0 })).toEqual(["latency_p99_seconds"])
+  })
+
+  it("converts per-token prices to per-million without binary noise", () => {
+    expect(perMillionTokens(0.000003)).toBe(3)
+    expect(perMillionTokens(0.0000015)).toBe(1.5)
+    expect(perMillionTokens(0)).toBe(0)
+  })
+
+  it("interpolates p95 at 5/9 of the way from p90 to p99, and needs both", () => {
+    expect(p95Of(latency(1000, 1900))).toBe(1500)
+    expect(p95Of(latency(null, 1900))).toBe(null)
+    expect(p95Of(latency(1000, null))).toBe(null)
+  })
+
+  it("a model meets a latency limit through its best endpoint; without data it fails", () => {
+    const limits = { p95_ms: 1500, p99_ms: 2000 }
+    expect(meetsLatency([latency(1000, 1900)], limits)).toBe(true)
+    expect(meetsLatency([latency(1000, 2100)], limits)).toBe(false) // p99 over
+    expect(meetsLatency([latency(1400, 1999)], limits)).toBe(false) // p95 ≈ 1675
+    expect(meetsLatency([latency(3000, 9000), latency(900, 1000)], limits)).toBe(true)
+    expect(meetsLatency([], limits)).toBe(false)
+    expect(meetsLatency([latency(null, null)], { p95_ms: null, p99_ms: 2000 })).toBe(false)
+    expect(meetsLatency([latency(null, 1000)], { p95_ms: null, p99_ms: 2000 })).toBe(true)
+  })
+
+  it("counts each rejected model once, under the first rule it fails", () => {
+    const catalogue = [
+      model("taken/closed", 0, 0),
+      model("open/pricey", 0.00001, 0.00001, "org/pricey"),
+      model("closed/cheap", 0, 0),
+      model("open/unpriced", null, 0, "org/unpriced"),
+      model("open/variable", -1, -1, "org/variable"),
+      model("open/ok", 0.000001, 0.000002, "org/ok"),
+      model("open/ok", 0, 0, "org/ok") // listed twice: taken once
+    ]
+    const screened = screenModels(
+      // the adapter turns -1 (variable price) into null
+      catalogue.map((m) => m.prompt_price === -1 ? { ...m, prompt_price: null, completion_price: null } : m),
+      rules({ only_open_source: true, limit_cost: true, input_price_per_m_tokens: 5 }),
+      new Set(["taken/closed"])
+    )
+    expect(screened.eligible.map((m) => [m.id, m.input_price_per_m_tokens, m.output_price_per_m_tokens])).toEqual([
+      ["open/ok", 1, 2]
+    ])
+    expect(screened.rejected_by).toEqual({ already_candidate: 2, open_source: 1, cost: 3, latency: 0, over_limit: 0 })
+  })
+
+  it("chooses the cheapest, ties by id, and names a model by its id when the catalogue gives no name", () => {
+    const selection = run([
+      model("c", 0.000002, 0),
+      { ...model("b", 0.000001, 0.000001), name: null },
+      model("a", 0.000002, 0),
+      model("d", 0, 0)
+    ], {})
+    expect(selection.chosen.map((m) => [m.id, m.name])).toEqual([["d", "Model d"], ["a", "Model a"], ["b", "b"]])
+    expect(selection).toMatchObject({ considered: 4, rejected_by: { over_limit: 1 } })
+  })
+
+  it("asks latency cheapest first, only for the places still open", () => {
+    const catalogue = ["m1", "m2", "m3", "m4", "m5", "m6"].map((id, i) => model(id, i * 0.000001, 0))
+    const asked: Array<string> = []
+    const selection = run(
+      catalogue,
+      { number_of_models: 2, limit_latency: true, latency_p95_seconds: 1.5 },
+      [],
+      { m1: [latency(1000, 1900)], m2: [latency(2000, 2500)], m3: [], m4: [latency(100, 200)], m5: [latency(1, 2)] },
+      asked
+    )
+    expect(selection.chosen.map((m) => m.id)).toEqual(["m1", "m4"])
+    // m1, m2 first (two places); then m3 (one place); then m4
+    expect(asked).toEqual(["m1", "m2", "m3", "m4"])
+    expect(selection.rejected_by).toEqual({ already_candidate: 0, open_source: 0, cost: 0, latency: 2, over_limit: 2 })
+  })
+
+  it("adds fewer than asked when fewer pass, and none when none do", () => {
+    expect(run([model("a", 0, 0)], { number_of_models: 5 }).chosen).toHaveLength(1)
+    expect(run([model("a", 0, 0)], { only_open_source: true }).chosen).toEqual([])
+    expect(run([], {})).toEqual({
+      chosen: [],
+      considered: 0,
+      rejected_by: { already_candidate: 0, open_source: 0, cost: 0, latency: 0, over_limit: 0 }
+    })
+  })
+})
+
+// Properties: any catalogue (duplicates, unpriced models, missing latency), any valid request.
+const ids = fc.constantFrom(...Array.from({ length: 12 }, (_, i) => `acme/m${i}`))
+const perToken = fc.option(
+  fc.oneof(fc.constantFrom(0, 0.000001, 0.000003, 0.000015), fc.double({ min: 0, max: 0.0001, noNaN: true })),
+  { nil: null }
+)
+const catalogueArb = fc.array(
+  fc.record({
+    id: ids,
+    name: fc.option(fc.string({ maxLength: 8 }), { nil: null }),
+    prompt_price: perToken,
+    completion_price: perToken,
+    hugging_face_id: fc.option(fc.constantFrom("", " ", "org/weights"), { nil: null })
+  }),
+  { maxLength: 30 }
+)
+const ms = fc.option(fc.integer({ min: 0, max: 5000 }), { nil: null })
+const latenciesArb = fc.dictionary(
+  ids,
+  fc.array(fc.record({ p50: ms, p75: ms, p90: ms, p99: ms }), { maxLength: 3 })
+)
+const requestArb = fc.record({
+  number_of_models: fc.integer({ min: 2, max: 6 }),
+  limit_cost: fc.boolean(),
+  input_price_per_m_tokens: fc.option(fc.double({ min: 0, max: 20, noNaN: true }), { nil: undefined }),
+  output_price_per_m_tokens: fc.option(fc.double({ min: 0, max: 20, noNaN: true }), { nil: undefined }),
+  limit_latency: fc.boolean(),
+  latency_p95_seconds: fc.option(fc.double({ min: 0.001, max: 5, noNaN: true }), { nil: undefined }),
+  latency_p99_seconds: fc.option(fc.double({ min: 0.001, max: 5, noNaN: true }), { nil: undefined }),
+  only_open_source: fc.boolean()
+}).filter((request) => Result.isSuccess(rulesOf(request)))
+
+/** Every filter, written out again from the request's own words (the oracle of the properties). */
+const passesEveryFilter = (
+  m: CatalogueModel,
+  request: typeof requestArb extends fc.Arbitrary<infer R> ? R : never,
+  existing: ReadonlySet<string>,
+  latencies: Readonly<Record<string, ReadonlyArray<EndpointLatency>>>
+) => {
+  if (existing.has(m.id) || m.prompt_price === null || m.completion_price === null) return false
+  if (request.only_open_source && (m.hugging_face_id ?? "").trim() === "") return false
+  if (request.limit_cost) {
+    if (request.input_price_per_m_tokens !== undefined && perMillionTokens(m.prompt_price) > request.input_price_per_m_tokens) return false
+    if (request.output_price_per_m_tokens !== undefined && perMillionTokens(m.completion_price) > request.output_price_per_m_tokens) {
+      return false
+    }
+  }
+  if (request.limit_latency) {
+    const p95 = request.latency_p95_seconds
+    const p99 = request.latency_p99_seconds
+    return (latencies[m.id] ?? []).some((e) =>
+      (p95 === undefined || (e.p90 !== null && e.p99 !== null && e.p90 + (e.p99 - e.p90) * 5 / 9 <= p95 * 1000)) &&
+      (p99 === undefined || (e.p99 !== null && e.p99 <= p99 * 1000))
+    )
+  }
+  return true
+}
+
+const costOf = (m: CatalogueModel) => perMillionTokens(m.prompt_price!) + perMillionTokens(m.completion_price!)
+
+describe("auto-select rules, as properties", () => {
+  const scenario = fc.record({
+    catalogue: catalogueArb,
+    request: requestArb,
+    existing: fc.uniqueArray(ids, { maxLength: 4 }),
+    latencies: latenciesArb
+  })
+
+  it("never adds more than number_of_models, nor a model twice, nor one already a candidate; every model is counted once", () => {
+    fc.assert(fc.property(scenario, ({ catalogue, existing, latencies, request }) => {
+      const selection = run(catalogue, request, existing, latencies)
+      const chosen = selection.chosen.map((m) => m.id)
+      expect(chosen.length).toBeLessThanOrEqual(request.number_of_models)
+      expect(new Set(chosen).size).toBe(chosen.length)
+      for (const id of chosen) expect(existing).not.toContain(id)
+      const rejected = Object.values(selection.rejected_by).reduce((a, b) => a + b, 0)
+      expect(selection.considered).toBe(catalogue.length)
+      expect(chosen.length + rejected).toBe(catalogue.length)
+    }))
+  })
+
+  it("every model added passes every active filter, with the catalogue's prices per million", () => {
+    fc.assert(fc.property(scenario, ({ catalogue, existing, latencies, request }) => {
+      const selection = run(catalogue, request, existing, latencies)
+      for (const chosen of selection.chosen) {
+        const listed = catalogue.find((m) => m.id === chosen.id)!
+        expect(passesEveryFilter(listed, request, new Set(existing), latencies)).toBe(true)
+        expect(chosen.input_price_per_m_tokens).toBe(perMillionTokens(listed.prompt_price!))
+        expect(chosen.output_price_per_m_tokens).toBe(perMillionTokens(listed.completion_price!))
+      }
+    }))
+  })
+
+  it("adds the cheapest that pass, cheapest first; fewer only when no other passes", () => {
+    fc.assert(fc.property(scenario, ({ catalogue, existing, latencies, request }) => {
+      const selection = run(catalogue, request, existing, latencies)
+      const chosen = selection.chosen.map((m) => catalogue.find((c) => c.id === m.id)!)
+      for (let i = 1; i < chosen.length; i++) {
+        const [before, after] = [chosen[i - 1]!, chosen[i]!]
+        expect(costOf(before) < costOf(after) || (costOf(before) === costOf(after) && before.id < after.id)).toBe(true)
+      }
+      const firstListings = catalogue.filter((m, i) => catalogue.findIndex((c) => c.id === m.id) === i)
+      const passingLeftOut = firstListings.filter((m) =>
+        !chosen.some((c) => c.id === m.id) && passesEveryFilter(m, request, new Set(existing), latencies)
+      )
+      if (chosen.length < request.number_of_models) expect(passingLeftOut).toEqual([])
+      const last = chosen.at(-1)
+      for (const m of passingLeftOut) {
+        expect(costOf(m) > costOf(last!) || (costOf(m) === costOf(last!) && m.id > last!.id)).toBe(true)
+      }
+    }))
+  })
+})
+
+// The use case over memory leaderboards, with the router and the integration store as fakes of their ports.
+describe("AutoSelection", () => {
+  const owner = workspaceOwner(1)
+  const stranger = workspaceOwner(2)
+  const catalogue = [
+    model("acme/cheap", 0.000001, 0.000002, "acme/cheap-weights"),
+    model("acme/cheaper", 0, 0.000001),
+    model("acme/pricey", 0.00001, 0.00003),
+    model("acme/free", 0, 0)
+  ]
+  const make = (options: { readonly integration: boolean }) => {
+    const calls: Array<string> = []
+    const integration: StoredIntegration = {
+      workspace_id: owner.memberships[0]!.workspace_id,
+      provider: "router",
+      sealed_token: "sealed:router-key",
+      label: null,
+      details: {},
+      validated_by: null,
+      validated_at: owner.memberships[0]!.joined_at
+    }
+    const ports = Layer.mergeAll(
+      LeaderboardRepositoryMemory.layer,
+      IdGeneratorInOrder.layer,
+      Layer.succeed(SecretCipher, {
+        seal: (plain) => Effect.succeed(`sealed:${Redacted.value(plain)}`),
+        open: (sealed) => Effect.succeed(Redacted.make(sealed.replace(/^sealed:/, "")))
+      }),
+      Layer.succeed(IntegrationRepository, {
+        save: () => Effect.void,
+        find: (workspaceId: WorkspaceId, provider) =>
+          Effect.succeed(options.integration && workspaceId === integration.workspace_id && provider === "router"
+            ? Option.some(integration)
+            : Option.none())
+      }),
+      Layer.succeed(RouterCatalogue, {
+        models: (token) => Effect.sync(() => (calls.push(`models ${Redacted.value(token)}`), catalogue)),
+        latency: (id, token) => Effect.sync(() => (calls.push(`latency ${id} ${Redacted.value(token)}`), []))
+      })
+    )
+    const layer = AutoSelection.layer.pipe(Layer.provideMerge(Leaderboards.layer), Layer.provide(ports))
+    return { calls, run: <A, E>(effect: Effect.Effect<A, E, AutoSelection | Leaderboards>) => Effect.runPromise(Effect.provide(effect, layer)) }
+  }
+
+  const newLeaderboard = Leaderboards.use((l) => l.create(owner, { name: "lb", dataset_type: "PUSH" }))
+
+  it("adds the cheapest as Router candidates with catalogue prices, skipping models already candidates", async () => {
+    const { calls, run } = make({ integration: true })
+    const { candidates, result } = await run(Effect.gen(function*() {
+      const leaderboards = yield* Leaderboards
+      const autoSelection = yield* AutoSelection
+      const { id } = yield* newLeaderboard
+      yield* leaderboards.addCandidate(owner, id, { name: "by hand", model_name: "acme/free" })
+      const result = yield* autoSelection.select(owner, id, { number_of_models: 2 })
+      return { result, candidates: (yield* leaderboards.get(owner, id)).candidates }
+    }))
+    expect(calls).toEqual(["models router-key"])
+    expect(result.added.map((c) => [c.platform, c.name, c.model_name, c.input_price_per_m_tokens, c.output_price_per_m_tokens]))
+      .toEqual([["Router", "Model acme/cheaper", "acme/cheaper", 0, 1], ["Router", "Model acme/cheap", "acme/cheap", 1, 2]])
+    expect(result).toMatchObject({
+      considered: 4,
+      rejected_by: { already_candidate: 1, open_source: 0, cost: 0, latency: 0, over_limit: 1 }
+    })
+    expect(candidates.map((c) => c.model_name)).toEqual(["acme/free", "acme/cheaper", "acme/cheap"])
+  })
+
+  it("without a router integration: RouterIntegrationMissing, and the router is not asked", async () => {
+    const { calls, run } = make({ integration: false })
+    const error = await run(Effect.gen(function*() {
+      const { id } = yield* newLeaderboard
+      return yield* Effect.flip((yield* AutoSelection).select(owner, id, {}))
+    }))
+    expect(error).toMatchObject({ _tag: "RouterIntegrationMissing", workspace_id: owner.memberships[0]!.workspace_id })
+    expect(calls).toEqual([])
+  })
+
+  it("another workspace's leaderboard is not found; an archived one takes no candidates", async () => {
+    const { calls, run } = make({ integration: true })
+    const tags = await run(Effect.gen(function*() {
+      const leaderboards = yield* Leaderboards
+      const autoSelection = yield* AutoSelection
+      const { id } = yield* newLeaderboard
+      const notFound = yield* Effect.flip(autoSelection.select(stranger, id, {}))
+      yield* leaderboards.update(owner, id, { status: "archived", extra: {} })
+      const archived = yield* Effect.flip(autoSelection.select(owner, id, {}))
+      return [notFound._tag, archived._tag]
+    }))
+    expect(tags).toEqual(["NotFound", "LeaderboardArchived"])
+    expect(calls).toEqual([])
+  })
+
+  it("an invalid request fails before anything is read", async () => {
+    const { calls, run } = make({ integration: true })
+    const error = await run(Effect.gen(function*() {
+      const { id } = yield* newLeaderboard
+      return yield* Effect.flip((yield* AutoSelection).select(owner, id, { number_of_models: 1 }))
+    }))
+    expect(error).toMatchObject({ _tag: "InvalidInput", path: ["number_of_models"] })
+    expect(calls).toEqual([])
+  })
+})

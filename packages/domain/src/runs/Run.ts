@@ -1,0 +1,107 @@
+import { DateTime, Schema } from "effect"
+import type { PromptInput } from "../leaderboards/index.ts"
+
+export const RunStatus = Schema.Literals(["queued", "running", "succeeded", "failed", "cancelled"])
+export type RunStatus = typeof RunStatus.Type
+export const RunSource = Schema.Literals(["manual", "schedule"])
+export type RunSource = typeof RunSource.Type
+
+/** A run that has not ended holds its leaderboard: one at a time. */
+export const isActive = (status: RunStatus) => status === "queued" || status === "running"
+
+/** One candidate's tally, scored and ranked (ranking rules: Ranking.ts). */
+export const CandidateResult = Schema.Struct({
+  leaderboard_model_id: Schema.String,
+  name: Schema.String,
+  correct: Schema.Int,
+  total: Schema.Int,
+  score: Schema.NullOr(Schema.Number),
+  score_low: Schema.NullOr(Schema.Number),
+  score_high: Schema.NullOr(Schema.Number),
+  rank: Schema.Int,
+  latency_ms_p50: Schema.NullOr(Schema.Number),
+  latency_ms_p95: Schema.NullOr(Schema.Number),
+  total_cost_usd: Schema.NullOr(Schema.Number),
+  errors: Schema.Int
+})
+export type CandidateResult = typeof CandidateResult.Type
+
+/** Cells: rows × candidates; `completed` counts every answered cell, `failed` those with an error. */
+export const RunProgress = Schema.Struct({ total: Schema.Int, completed: Schema.Int, failed: Schema.Int })
+export type RunProgress = typeof RunProgress.Type
+
+/** Where the run's rows came from, fixed when the run starts. */
+export const RunDataset = Schema.Struct({
+  dataset_type: Schema.Literals(["GET", "PUSH"]),
+  url: Schema.NullOr(Schema.String),
+  version: Schema.NullOr(Schema.Int),
+  /** Usable rows the source had (rows without an input are skipped; exact runs skip rows without a reference). */
+  available_rows: Schema.Int,
+  skipped_rows: Schema.Int,
+  /** Rows the run asks: all available, or a sample of `max_samples_to_gather` of them. */
+  rows: Schema.Int,
+  /** The sample's seed when the rows are a sample: the same seed on the same rows picks the same sample. */
+  seed: Schema.NullOr(Schema.String)
+})
+export type RunDataset = typeof RunDataset.Type
+
+export class Run extends Schema.Class<Run>("Run")({
+  id: Schema.String,
+  leaderboard_id: Schema.String,
+  workspace_id: Schema.String,
+  status: RunStatus,
+  run_source: RunSource,
+  eval_type: Schema.Literals(["exact", "judge"]),
+  /** The candidates the run asks (all of the leaderboard's when the request named none). */
+  model_ids: Schema.Array(Schema.String),
+  improve_dataset: Schema.Boolean,
+  progress: RunProgress,
+  results: Schema.Array(CandidateResult),
+  winner_leaderboard_model_id: Schema.NullOr(Schema.String),
+  dataset: Schema.NullOr(RunDataset),
+  error: Schema.NullOr(Schema.String),
+  created_at: Schema.DateTimeUtc,
+  started_at: Schema.NullOr(Schema.DateTimeUtc),
+  finished_at: Schema.NullOr(Schema.DateTimeUtc)
+}) {}
+
+/** The Run object of the contract. */
+export const runView = (run: Run) => ({
+  id: run.id,
+  leaderboard_id: run.leaderboard_id,
+  status: run.status,
+  run_source: run.run_source,
+  eval_type: run.eval_type,
+  model_ids: run.model_ids,
+  improve_dataset: run.improve_dataset,
+  progress: run.progress,
+  results: run.results,
+  winner_leaderboard_model_id: run.winner_leaderboard_model_id,
+  dataset: run.dataset,
+  error: run.error,
+  created_at: DateTime.formatIso(run.created_at),
+  started_at: run.started_at === null ? null : DateTime.formatIso(run.started_at),
+  finished_at: run.finished_at === null ? null : DateTime.formatIso(run.finished_at)
+})
+export type RunView = ReturnType<typeof runView>
+
+/** One row a run asks every candidate: its prompt input and reference, fixed when the run starts. */
+export interface RunRow {
+  readonly index: number
+  readonly prompt: PromptInput
+  /** The input as text (a `messages` input: its last user message), for results and judges. */
+  readonly input: string
+  readonly reference: string | null
+}
+
+/** What one (row, candidate) cell came to. `verdict` null: no verdict (the judge failed). */
+export interface Cell {
+  readonly row_index: number
+  readonly candidate_id: string
+  readonly output: string | null
+  readonly verdict: "correct" | "incorrect" | null
+  readonly reason: string | null
+  readonly error: string | null
+  readonly latency_ms: number | null
+  readonly cost_usd: number | null
+}

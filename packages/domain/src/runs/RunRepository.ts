@@ -1,0 +1,66 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { Cell, CandidateResult, Run, RunDataset, RunRow, RunStatus } from "./Run.ts"
+import type { RunInProgress } from "./RunErrors.ts"
+
+/** A candidate's cells, counted: what ranking needs. Latencies are of answered calls. */
+export interface CellTally {
+  readonly candidate_id: string
+  readonly correct: number
+  /** Cells with a verdict. */
+  readonly total: number
+  readonly errors: number
+  readonly latency_ms_p50: number | null
+  readonly latency_ms_p95: number | null
+  readonly total_cost_usd: number | null
+}
+
+/** One row of a run's results: the row and every candidate's cell for it (those answered so far). */
+export interface ResultRow {
+  readonly index: number
+  readonly input: string
+  readonly reference: string | null
+  readonly cells: ReadonlyArray<Cell>
+}
+
+export interface RunEnd {
+  readonly status: Extract<RunStatus, "succeeded" | "failed" | "cancelled">
+  readonly results: ReadonlyArray<CandidateResult>
+  readonly winner: string | null
+  readonly error: string | null
+}
+
+/**
+ * Runs, the rows they ask and their cells. A leaderboard has at most one active (queued or running)
+ * run, enforced by the database; while it has one, its `status` is `running` and the status it had
+ * is restored when the run ends (unless a client changed it meanwhile). A run's rows are fixed once
+ * stored, and a cell is written once: a repeated write (an activity run again) changes nothing.
+ */
+export class RunRepository extends Context.Service<RunRepository, {
+  /** Stores the queued run and marks its leaderboard running; RunInProgress names the active run otherwise. */
+  readonly create: (run: Run) => Effect.Effect<void, RunInProgress>
+  /** With progress counted now while the run is active. */
+  readonly find: (id: string) => Effect.Effect<Option.Option<Run>>
+  /** Newest first. */
+  readonly list: (
+    leaderboardId: string,
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<ReadonlyArray<Run>>
+  /** Stores the run's rows and marks it running, once; false when the rows were stored before (or it ended). */
+  readonly start: (runId: string, dataset: RunDataset, rows: ReadonlyArray<RunRow>, now: DateTime.Utc) => Effect.Effect<boolean>
+  /** Rows with index in [from, to) that have no cell of the candidate yet, in index order. */
+  readonly pendingRows: (runId: string, candidateId: string, from: number, to: number) => Effect.Effect<ReadonlyArray<RunRow>>
+  readonly saveCell: (runId: string, cell: Cell, now: DateTime.Utc) => Effect.Effect<void>
+  readonly tallies: (runId: string) => Effect.Effect<ReadonlyArray<CellTally>>
+  /** Ends an active run and gives its leaderboard back its status; false when it had ended already. */
+  readonly end: (runId: string, end: RunEnd, now: DateTime.Utc) => Effect.Effect<boolean>
+  /** Rows in index order with their cells. */
+  readonly results: (
+    runId: string,
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<ReadonlyArray<ResultRow>>
+}>()("@podium/domain/runs/RunRepository") {}
+
+/** Runs a run durably: enqueued before `start` answers, resumed after a restart. */
+export class RunQueue extends Context.Service<RunQueue, {
+  readonly enqueue: (run: Run) => Effect.Effect<void>
+}>()("@podium/domain/runs/RunQueue") {}

@@ -1,0 +1,457 @@
+import { Context, DateTime, Duration, Effect, Layer, Option, Random, Redacted, Result, Schedule, Stream } from "effect"
+import type { Principal } from "../access/index.ts"
+import { DatasetRepository, parseRow, promptInputOf } from "../datasets/index.ts"
+import {
+  type ChatCompletion,
+  ChatProvider,
+  type ChatProviderFailed,
+  type ChatTarget,
+  ChatTargets,
+  isCallable,
+  PriceCatalogue,
+  TraceWriter
+} from "../inference/index.ts"
+import { IntegrationRepository } from "../integrations/index.ts"
+import {
+  buildMessages,
+  type Candidate,
+  type Leaderboard,
+  LeaderboardArchived,
+  type LeaderboardId,
+  LeaderboardRepository,
+  Leaderboards
+} from "../leaderboards/index.ts"
+import { IdGenerator, InvalidInput, NotFound, SecretCipher, storableText } from "../shared/index.ts"
+import { rank, winnerOf } from "./Ranking.ts"
+import { type Cell, isActive, Run, type RunDataset, type RunRow, type RunSource } from "./Run.ts"
+import { DatasetUnavailable, RunDatasetSource } from "./RunDatasetSource.ts"
+import { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "./RunErrors.ts"
+import { type ResultRow, RunQueue, RunRepository } from "./RunRepository.ts"
+import { sampleRows } from "./Sampling.ts"
+import { exactMatch, judgeRequest, parseJudgeReply } from "./Scoring.ts"
+
+/** Calls in flight at once per candidate (RUN_CONCURRENCY). */
+export const RunConcurrency = Context.Reference<number>("@podium/domain/runs/RunConcurrency", { defaultValue: () => 8 })
+
+/** Rows one step of a run asks one candidate (one durable activity): what a restart may have to look through again. */
+export const runChunkRows = 200
+
+/** A call that failed for a passing reason (time-out, refused connection, 429, 5xx) is tried this often in all. */
+export const runAttempts = 4
+
+const retryable = (error: ChatProviderFailed) =>
+  error.upstream_status === null || error.upstream_status === 429 || error.upstream_status >= 500
+
+type Answer = Result.Result<ChatCompletion, ChatProviderFailed>
+
+const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittered)
+
+export interface StartRequest {
+  readonly model_ids?: ReadonlyArray<string> | undefined
+  readonly run_source?: RunSource | undefined
+  readonly improve_dataset?: boolean | undefined
+}
+
+/** Where a GET dataset lives on the hub: the token goes only there. */
+const isHubUrl = (url: string) => /^(https?:\/\/(www\.)?huggingface\.co\/datasets\/|hf:\/\/datasets\/)/i.test(url)
+
+/**
+ * The rows a run asks, from a dataset's raw rows: each mapped as push rows are (the input is the
+ * first of messages, input, prompt, question, query; the reference the first of expected, answer,
+ * output, response, completion); rows without an input are skipped, and so are rows without a
+ * reference when answers are compared exactly. With `auto_limit_size` and `max_samples_to_gather`,
+ * a seeded sample of that many.
+ */
+export const runRowsOf = (
+  raw: ReadonlyArray<unknown>,
+  options: { readonly exact: boolean; readonly sample: number | null; readonly seed: string }
+): { readonly rows: ReadonlyArray<RunRow>; readonly available: number; readonly skipped: number; readonly sampled: boolean } => {
+  const usable: Array<Omit<RunRow, "index">> = []
+  for (let i = 0; i < raw.length; i++) {
+    const parsed = parseRow(raw[i], i)
+    if (Result.isFailure(parsed)) continue
+    const { reference } = parsed.success
+    if (options.exact && reference === null) continue
+    const data = raw[i] as Record<string, unknown>
+    const prompt = promptInputOf(data)
+    const messages = prompt.messages ?? []
+    const lastUser = [...messages].reverse().find((m) => m.role === "user") ?? messages[messages.length - 1]
+    usable.push({ prompt, input: parsed.success.input ?? lastUser?.content ?? "", reference })
+  }
+  const sampled = options.sample !== null && usable.length > options.sample
+  const chosen = sampled ? sampleRows(usable, options.sample!, options.seed) : usable
+  return {
+    rows: chosen.map((row, index) => ({ ...row, index })),
+    available: usable.length,
+    skipped: raw.length - usable.length,
+    sampled
+  }
+}
+
+/**
+ * Runs: every chosen candidate asked every row of the leaderboard's dataset, each answer scored
+ * (exact or by the judge model), the candidates ranked and the winner served under
+ * `ranking_winner`. A run is a durable job (RunQueue); its steps below are each safe to repeat.
+ */
+export class Runs extends Context.Service<Runs, {
+  readonly start: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    request: StartRequest
+  ) => Effect.Effect<Run, NotFound | InvalidInput | LeaderboardArchived | NotRunnable | DatasetMissing | RunInProgress>
+  readonly list: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<ReadonlyArray<Run>, NotFound>
+  readonly get: (principal: Principal, leaderboardId: LeaderboardId, runId: string) => Effect.Effect<Run, NotFound>
+  readonly results: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    runId: string,
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<{ readonly run: Run; readonly rows: ReadonlyArray<ResultRow> }, NotFound>
+  readonly cancel: (principal: Principal, leaderboardId: LeaderboardId, runId: string) => Effect.Effect<Run, NotFound | RunEnded>
+  /** Step 1: fixes the run's rows (fetched or read now) and marks it running; answers how many, and who is asked. */
+  readonly prepare: (
+    runId: string
+  ) => Effect.Effect<{ readonly rows: number; readonly model_ids: ReadonlyArray<string> }, DatasetUnavailable | DatasetMissing>
+  /** Step 2, per candidate and chunk of rows: asks the rows in [from, to) the candidate has not answered. */
+  readonly ask: (runId: string, candidateId: string, from: number, to: number) => Effect.Effect<void>
+  /** Step 3: ranks, records the winner (served at once) and ends the run. */
+  readonly finish: (runId: string) => Effect.Effect<void>
+  readonly fail: (runId: string, error: string) => Effect.Effect<void>
+}>()("@podium/domain/runs/Runs") {
+  static readonly layer = Layer.effect(
+    Runs,
+    Effect.gen(function*() {
+      const runs = yield* RunRepository
+      const queue = yield* RunQueue
+      const leaderboards = yield* Leaderboards
+      const repository = yield* LeaderboardRepository
+      const datasets = yield* DatasetRepository
+      const source = yield* RunDatasetSource
+      const integrations = yield* IntegrationRepository
+      const cipher = yield* SecretCipher
+      const targets = yield* ChatTargets
+      const provider = yield* ChatProvider
+      const catalogue = yield* PriceCatalogue
+      const traces = yield* TraceWriter
+      const ids = yield* IdGenerator
+
+      const judgeOf = (leaderboard: Leaderboard) => {
+        const { judge_model, judge_provider } = leaderboard.challenge
+        return (judge_provider === "router" || judge_provider === "hub") && judge_model !== null && judge_model.trim() !== ""
+          ? Option.some({ provider: judge_provider, model: judge_model } as const)
+          : Option.none()
+      }
+
+      const start = Effect.fn("Runs.start")(function*(principal: Principal, leaderboardId: LeaderboardId, request: StartRequest) {
+        const { candidates, leaderboard } = yield* leaderboards.get(principal, leaderboardId)
+        if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
+        const evalType = leaderboard.challenge.eval_type
+        if (evalType === "human") {
+          return yield* new NotRunnable({
+            leaderboard_id: leaderboardId,
+            message: "A human leaderboard is scored by its reviewers: use its cases, not runs"
+          })
+        }
+        if (evalType === "judge" && Option.isNone(judgeOf(leaderboard))) {
+          return yield* new NotRunnable({
+            leaderboard_id: leaderboardId,
+            message: "A judge leaderboard needs judge_provider (router or hub) and judge_model"
+          })
+        }
+        const chosen = request.model_ids === undefined || request.model_ids.length === 0
+          ? candidates
+          : candidates.filter((c) => request.model_ids!.includes(c.id))
+        const unknown = (request.model_ids ?? []).find((id) => !candidates.some((c) => c.id === id))
+        if (unknown !== undefined) {
+          return yield* new InvalidInput({ message: `${unknown} is not a candidate of this leaderboard`, path: ["model_ids"] })
+        }
+        if (chosen.length === 0) {
+          return yield* new NotRunnable({ leaderboard_id: leaderboardId, message: "Add a candidate model before running" })
+        }
+        const { dataset_type, dataset_url } = leaderboard.challenge
+        if (dataset_type === "GET" && (dataset_url === null || dataset_url.trim() === "")) {
+          return yield* new DatasetMissing({ leaderboard_id: leaderboardId, message: "Set dataset_url, then run" })
+        }
+        if (dataset_type === "PUSH" && (yield* datasets.versions(leaderboardId)).length === 0) {
+          return yield* new DatasetMissing({
+            leaderboard_id: leaderboardId,
+            message: "Push rows and consolidate them into a dataset version, then run"
+          })
+        }
+        const run = new Run({
+          id: yield* ids.next,
+          leaderboard_id: leaderboardId,
+          workspace_id: leaderboard.workspace_id,
+          status: "queued",
+          run_source: request.run_source ?? "manual",
+          eval_type: evalType,
+          model_ids: chosen.map((c) => c.id),
+          improve_dataset: request.improve_dataset ?? false,
+          progress: { total: 0, completed: 0, failed: 0 },
+          results: [],
+          winner_leaderboard_model_id: null,
+          dataset: null,
+          error: null,
+          created_at: yield* DateTime.now,
+          started_at: null,
+          finished_at: null
+        })
+        yield* runs.create(run)
+        yield* queue.enqueue(run)
+        return run
+      })
+
+      const visibleRun = Effect.fnUntraced(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+        yield* leaderboards.get(principal, leaderboardId)
+        const run = yield* runs.find(runId)
+        if (Option.isNone(run) || run.value.leaderboard_id !== leaderboardId) return yield* new NotFound({ resource: "run", id: runId })
+        return run.value
+      })
+
+      const list = Effect.fn("Runs.list")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        page: { readonly limit: number; readonly offset: number }
+      ) {
+        yield* leaderboards.get(principal, leaderboardId)
+        return yield* runs.list(leaderboardId, page)
+      })
+
+      const get = Effect.fn("Runs.get")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+        return yield* visibleRun(principal, leaderboardId, runId)
+      })
+
+      const results = Effect.fn("Runs.results")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        runId: string,
+        page: { readonly limit: number; readonly offset: number }
+      ) {
+        const run = yield* visibleRun(principal, leaderboardId, runId)
+        return { run, rows: yield* runs.results(runId, page) }
+      })
+
+      const cancel = Effect.fn("Runs.cancel")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+        const run = yield* visibleRun(principal, leaderboardId, runId)
+        if (!isActive(run.status)) return yield* new RunEnded({ run_id: runId, status: run.status })
+        const ended = yield* runs.end(runId, { status: "cancelled", results: [], winner: null, error: null }, yield* DateTime.now)
+        const now = yield* visibleRun(principal, leaderboardId, runId)
+        if (!ended && now.status !== "cancelled") return yield* new RunEnded({ run_id: runId, status: now.status })
+        return now
+      })
+
+      const runOf = (runId: string) =>
+        Effect.flatMap(runs.find(runId), Option.match({
+          onNone: () => Effect.die(new Error(`run ${runId} is gone`)),
+          onSome: Effect.succeed
+        }))
+
+      const leaderboardOf = (run: Run) =>
+        Effect.flatMap(repository.findServing(run.leaderboard_id as LeaderboardId), Option.match({
+          onNone: () => Effect.die(new Error(`the leaderboard of run ${run.id} is gone`)),
+          onSome: Effect.succeed
+        }))
+
+      /** The raw rows of the run's dataset: the GET URL's (fetched now) or the PUSH dataset's latest version. */
+      const rawRows = Effect.fnUntraced(function*(run: Run, leaderboard: Leaderboard) {
+        const { dataset_type, dataset_url } = leaderboard.challenge
+        if (dataset_type === "GET") {
+          if (dataset_url === null || dataset_url.trim() === "") {
+            return yield* new DatasetMissing({ leaderboard_id: run.leaderboard_id, message: "Set dataset_url, then run" })
+          }
+          const hub = isHubUrl(dataset_url) ? yield* integrations.find(leaderboard.workspace_id, "hub") : Option.none()
+          const token = Option.isSome(hub) ? Option.some(yield* cipher.open(hub.value.sealed_token)) : Option.none<Redacted.Redacted<string>>()
+          return { raw: yield* source.fetch(dataset_url, token), url: dataset_url, version: null }
+        }
+        const [latest] = yield* datasets.versions(run.leaderboard_id as LeaderboardId)
+        if (latest === undefined) {
+          return yield* new DatasetMissing({ leaderboard_id: run.leaderboard_id, message: "The dataset has no version" })
+        }
+        const text = yield* datasets.download(run.leaderboard_id as LeaderboardId, latest.version).pipe(
+          Stream.decodeText,
+          Stream.splitLines,
+          Stream.filter((line) => line !== ""),
+          Stream.map((line) => JSON.parse(line) as unknown),
+          Stream.runCollect,
+          Effect.orDie
+        )
+        return { raw: Array.from(text), url: null, version: latest.version }
+      })
+
+      const prepare = Effect.fn("Runs.prepare")(function*(runId: string) {
+        const run = yield* runOf(runId)
+        if (run.status !== "queued") return { rows: run.dataset?.rows ?? 0, model_ids: run.model_ids }
+        const { leaderboard } = yield* leaderboardOf(run)
+        const { raw, url, version } = yield* rawRows(run, leaderboard)
+        const { auto_limit_size, max_samples_to_gather } = leaderboard.challenge
+        const seed = `${run.id}:${yield* Random.nextIntBetween(0, 2 ** 31 - 1)}`
+        const { available, rows, sampled, skipped } = runRowsOf(raw, {
+          exact: run.eval_type === "exact",
+          sample: auto_limit_size && max_samples_to_gather !== null ? max_samples_to_gather : null,
+          seed
+        })
+        if (rows.length === 0) {
+          return yield* new DatasetUnavailable({
+            url: url ?? `push dataset version ${version}`,
+            reason: run.eval_type === "exact"
+              ? "the dataset has no row with both an input and a reference"
+              : "the dataset has no row with an input"
+          })
+        }
+        const dataset: RunDataset = {
+          dataset_type: leaderboard.challenge.dataset_type,
+          url,
+          version,
+          available_rows: available,
+          skipped_rows: skipped,
+          rows: rows.length,
+          seed: sampled ? seed : null
+        }
+        yield* runs.start(runId, dataset, rows, yield* DateTime.now)
+        return { rows: rows.length, model_ids: run.model_ids }
+      })
+
+      /** The candidate's own prices, else (for router models) the router's catalogue. */
+      const targetOf = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard, credentials: ReadonlyMap<string, string>) {
+        if (!isCallable(candidate)) return Option.none<ChatTarget>()
+        const own = { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens }
+        const prices = (own.input === null || own.output === null) && candidate.platform === "Router" && candidate.model_name !== null
+          ? yield* catalogue.routerPrices(candidate.model_name)
+          : own
+        const target = yield* targets.of(candidate, leaderboard.workspace_id, credentials)
+        return Option.some({ ...target, inputPricePerMTokens: prices.input, outputPricePerMTokens: prices.output })
+      })
+
+      const complete = (target: ChatTarget, request: Parameters<typeof provider.complete>[1]) =>
+        provider.complete(target, request).pipe(
+          Effect.retry({ schedule: backoff, times: runAttempts - 1, while: retryable }),
+          Effect.result
+        )
+
+      const ask = Effect.fn("Runs.ask")(function*(runId: string, candidateId: string, from: number, to: number) {
+        const run = yield* runOf(runId)
+        if (run.status !== "running") return
+        const rows = yield* runs.pendingRows(runId, candidateId, from, to)
+        if (rows.length === 0) return
+        const { candidates, credentials, leaderboard } = yield* leaderboardOf(run)
+        const candidate = candidates.find((c) => c.id === candidateId)
+        const target = candidate === undefined ? Option.none() : yield* targetOf(candidate, leaderboard, credentials)
+        const judge = run.eval_type === "judge"
+          ? yield* Option.match(judgeOf(leaderboard), {
+            onNone: () => Effect.succeed(Option.none<ChatTarget>()),
+            onSome: (j) => Effect.map(targets.judge(j.provider, j.model, leaderboard.workspace_id), Option.some)
+          })
+          : Option.none<ChatTarget>()
+        const concurrency = yield* RunConcurrency
+
+        const trace = (row: RunRow, who: string | null, messages: ReadonlyArray<{ role: string; content: string }>, result: Answer) =>
+          Effect.gen(function*() {
+            yield* traces.record({
+              id: yield* ids.next,
+              workspace_id: leaderboard.workspace_id,
+              leaderboard_id: leaderboard.id,
+              leaderboard_model_id: who,
+              source: "run",
+              run_id: runId,
+              input: storableText(row.input),
+              messages: messages.map((m) => ({ role: storableText(m.role), content: storableText(m.content) })),
+              output: Result.isSuccess(result) && result.success.output !== null ? storableText(result.success.output) : null,
+              status: Result.isSuccess(result) ? "success" : "error",
+              error: Result.isFailure(result) ? storableText(result.failure.reason) : null,
+              latency_ms: Result.isSuccess(result) ? result.success.latencyMs : result.failure.latency_ms,
+              usage: Result.isSuccess(result) && result.success.usage !== null ? { ...result.success.usage } : null,
+              cost_usd: Result.isSuccess(result) ? result.success.costUsd : null,
+              token_id: null,
+              created_at: yield* DateTime.now
+            })
+          })
+
+        const askRow = (row: RunRow) =>
+          Effect.gen(function*() {
+            const save = (cell: Omit<Cell, "row_index" | "candidate_id">) =>
+              Effect.flatMap(DateTime.now, (now) => runs.saveCell(runId, { ...cell, row_index: row.index, candidate_id: candidateId }, now))
+            const none = { output: null, reason: null, latency_ms: null, cost_usd: null }
+            if (Option.isNone(target)) {
+              return yield* save({
+                ...none,
+                verdict: "incorrect",
+                error: candidate === undefined
+                  ? "the candidate was removed from the leaderboard"
+                  : "Service candidates answer through model inference, which has no active deployment"
+              })
+            }
+            const prompt = buildMessages(row.prompt, leaderboard.challenge)
+            if (Result.isFailure(prompt)) return yield* save({ ...none, verdict: null, error: prompt.failure.message })
+            const answer = yield* complete(target.value, { messages: prompt.success.messages })
+            yield* trace(row, candidateId, prompt.success.messages, answer)
+            if (Result.isFailure(answer)) {
+              return yield* save({ ...none, verdict: "incorrect", error: storableText(answer.failure.reason), latency_ms: answer.failure.latency_ms })
+            }
+            const output = answer.success.output ?? ""
+            const answered = { output: storableText(output), latency_ms: answer.success.latencyMs, cost_usd: answer.success.costUsd }
+            if (run.eval_type === "exact") {
+              return yield* save({
+                ...answered,
+                verdict: row.reference !== null && exactMatch(output, row.reference) ? "correct" : "incorrect",
+                reason: null,
+                error: null
+              })
+            }
+            if (Option.isNone(judge)) return yield* save({ ...answered, verdict: null, reason: null, error: "judge: the leaderboard has no judge" })
+            const ask = judgeRequest({ question: row.input, reference: row.reference, answer: output })
+            const judged = yield* complete(judge.value, { messages: ask.messages, response_format: ask.response_format })
+            yield* trace(row, null, ask.messages, judged)
+            if (Result.isFailure(judged)) {
+              return yield* save({ ...answered, verdict: null, reason: null, error: storableText(`judge: ${judged.failure.reason}`) })
+            }
+            const verdict = parseJudgeReply(judged.success.output ?? "")
+            return yield* Result.isFailure(verdict)
+              ? save({ ...answered, verdict: null, reason: null, error: storableText(`judge: ${verdict.failure}`) })
+              : save({ ...answered, verdict: verdict.success.verdict, reason: storableText(verdict.success.reason), error: null })
+          })
+
+        // a cancelled run stops between calls: its status is looked at twice a second meanwhile
+        const cancelled = runs.find(runId).pipe(
+          Effect.map((found) => Option.isNone(found) || found.value.status !== "running"),
+          Effect.repeat({ until: (stop) => stop, schedule: Schedule.spaced("500 millis") }),
+          Effect.asVoid
+        )
+        yield* Effect.raceFirst(Effect.forEach(rows, askRow, { concurrency, discard: true }), cancelled)
+      })
+
+      const finish = Effect.fn("Runs.finish")(function*(runId: string) {
+        const run = yield* runOf(runId)
+        if (run.status !== "running") return
+        const { candidates } = yield* leaderboardOf(run)
+        const tallies = new Map((yield* runs.tallies(runId)).map((t) => [t.candidate_id, t]))
+        const ranked = rank(run.model_ids.map((id) => {
+          const tally = tallies.get(id)
+          return {
+            leaderboard_model_id: id,
+            name: candidates.find((c) => c.id === id)?.name ?? id,
+            correct: tally?.correct ?? 0,
+            total: tally?.total ?? 0,
+            latency_ms_p50: tally?.latency_ms_p50 ?? null,
+            latency_ms_p95: tally?.latency_ms_p95 ?? null,
+            total_cost_usd: tally?.total_cost_usd ?? null,
+            errors: tally?.errors ?? 0
+          }
+        }))
+        const winner = winnerOf(ranked)
+        // the winner serves before the run says it succeeded, so whoever sees the result sees it served
+        if (winner !== null) yield* repository.setRankingWinner(run.leaderboard_id as LeaderboardId, winner)
+        yield* runs.end(runId, { status: "succeeded", results: ranked, winner, error: null }, yield* DateTime.now)
+      })
+
+      const fail = Effect.fn("Runs.fail")(function*(runId: string, error: string) {
+        yield* runs.end(runId, { status: "failed", results: [], winner: null, error: storableText(error) }, yield* DateTime.now)
+      })
+
+      return Runs.of({ start, list, get, results, cancel, prepare, ask, finish, fail })
+    })
+  )
+}

@@ -1,0 +1,51 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { sampleRows } from "./Sampling.ts"
+
+const indexes = (n: number) => Array.from({ length: n }, (_, i) => i)
+
+/** Rows that carry their index, so a sample shows which rows it took and in what order. */
+const rows = fc.integer({ min: 0, max: 200 }).map(indexes)
+const sizes = fc.integer({ min: 0, max: 250 })
+const seeds = fc.string({ maxLength: 20 })
+
+describe("sampleRows", () => {
+  it("takes every row, in order, when the size covers them all", () => {
+    expect(sampleRows(["a", "b", "c"], 3, "s")).toEqual(["a", "b", "c"])
+    expect(sampleRows(["a", "b", "c"], 10, "s")).toEqual(["a", "b", "c"])
+    expect(sampleRows([], 5, "s")).toEqual([])
+    expect(sampleRows(["a", "b", "c"], 0, "s")).toEqual([])
+  })
+
+  it("takes `size` distinct rows of the input, in their original order", () => {
+    fc.assert(fc.property(rows, sizes, seeds, (input, size, seed) => {
+      const sample = sampleRows(input, size, seed)
+      expect(sample).toHaveLength(Math.min(size, input.length))
+      expect(new Set(sample).size).toBe(sample.length)
+      for (const row of sample) expect(input).toContain(row)
+      sample.slice(1).forEach((row, i) => expect(sample[i]!).toBeLessThan(row))
+    }))
+  })
+
+  it("gives the same sample for the same rows, size and seed", () => {
+    fc.assert(fc.property(rows, sizes, seeds, (input, size, seed) => {
+      expect(sampleRows([...input], size, seed)).toEqual(sampleRows(input, size, seed))
+    }))
+    expect(sampleRows(indexes(100), 5, "run-42")).toEqual(sampleRows(indexes(100), 5, "run-42"))
+  })
+
+  it("gives different samples for different seeds, as a rule", () => {
+    const samples = indexes(50).map((i) => JSON.stringify(sampleRows(indexes(100), 10, `seed-${i}`)))
+    expect(new Set(samples).size).toBeGreaterThanOrEqual(49)
+    expect(sampleRows(indexes(100), 10, "a")).not.toEqual(sampleRows(indexes(100), 10, "b"))
+  })
+
+  it("chooses every row about equally often across seeds", () => {
+    const counts = indexes(10).map(() => 0)
+    for (let s = 0; s < 2000; s++) {
+      for (const i of sampleRows(indexes(10), 3, `seed-${s}`)) counts[i]!++
+    }
+    // Each row is expected 600 times, with a standard deviation of about 20.5: allow about five.
+    for (const count of counts) expect(Math.abs(count - 600)).toBeLessThan(100)
+  })
+})
