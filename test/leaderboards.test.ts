@@ -274,7 +274,7 @@ describe("updating leaderboards", () => {
       team_label: "growth",
       nested: { a: 1 },
       priority: 3,
-      schedule: { cron: "0 * * * *" }
+      schedule: { cron: "0 * * * *", timezone: "UTC", next_run_at: expect.stringMatching(/:00:00\.000Z$/) }
     })
     expect((await getLeaderboard(id)).leaderboard).toEqual(second.leaderboard)
   })

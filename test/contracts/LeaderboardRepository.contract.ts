@@ -190,6 +190,30 @@ export const leaderboardRepositoryContract = (
           )
         }))
 
+      it.effect("lists due schedules and lets one caller claim each occurrence", () =>
+        Effect.gen(function*() {
+          const repository = yield* LeaderboardRepository
+          const workspace = yield* (yield* ContractWorkspaces).make
+          const at = (iso: string) => ({ cron: "0 * * * *", timezone: "UTC", next_run_at: iso })
+          const due = new Leaderboard({ ...aLeaderboard(workspace), schedule: at("2026-11-22T10:00:00.000Z") })
+          const later = new Leaderboard({ ...aLeaderboard(workspace), schedule: at("2026-11-22T12:00:00.000Z") })
+          for (const l of [due, later]) yield* repository.insert(l)
+          const dueIds = (yield* repository.dueSchedules(t1)).map((l) => l.id)
+          assert.include(dueIds, due.id)
+          assert.notInclude(dueIds, later.id)
+          const claims = yield* Effect.all(
+            Array.from({ length: 4 }, () => repository.advanceSchedule(due.id, "2026-11-22T10:00:00.000Z", "2026-11-22T11:00:00.000Z")),
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual(claims.filter(Boolean).length, 1)
+          assert.deepStrictEqual(yield* found(due.id), new Leaderboard({
+            ...due,
+            schedule: at("2026-11-22T11:00:00.000Z"),
+            version: due.version + 1
+          }))
+          assert.notInclude((yield* repository.dueSchedules(t0)).map((l) => l.id), due.id)
+        }))
+
       it.effect("refuses, as a defect, a choice that is not a candidate of the leaderboard", () =>
         Effect.gen(function*() {
           const { leaderboard, repository } = yield* stored(1)

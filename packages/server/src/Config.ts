@@ -61,6 +61,7 @@ export const PodiumConfig = Config.all({
     "RUN_CONCURRENCY"
   ).pipe(Config.withDefault(8)),
   datasetConsolidationCron: Config.schema(CronExpression, "DATASET_CONSOLIDATION_CRON").pipe(Config.withDefault("* * * * *")),
+  runSchedulerCron: Config.schema(CronExpression, "RUN_SCHEDULER_CRON").pipe(Config.withDefault("* * * * *")),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })

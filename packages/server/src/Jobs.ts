@@ -2,6 +2,7 @@ import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
+import { Runs } from "@podium/domain/runs"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 import type { PodiumConfig } from "./Config.ts"
 
@@ -54,11 +55,24 @@ export const consolidateDatasets = Effect.gen(function*() {
   return consolidated
 }).pipe(Effect.withSpan("Jobs.consolidateDatasets"))
 
+/** Leaderboards' run schedules: every due one starts a run (each occurrence claimed once, by one instance). */
+export const scheduledRuns = Effect.gen(function*() {
+  const started = yield* (yield* Runs).runSchedules
+  if (started > 0) yield* Effect.logInfo("started scheduled runs").pipe(Effect.annotateLogs({ count: started }))
+  return started
+}).pipe(Effect.withSpan("Jobs.scheduledRuns"))
+
 /**
  * Durable schedules: one run per tick across every instance, kept in Postgres. The dataset check's
- * schedule is `DATASET_CONSOLIDATION_CRON` (every minute unless set).
+ * schedule is `DATASET_CONSOLIDATION_CRON` and the run schedules' check `RUN_SCHEDULER_CRON` (every
+ * minute unless set).
  */
-export const layerJobs = (config: Pick<PodiumConfig, "datasetConsolidationCron">) => Layer.mergeAll(
+export const layerJobs = (config: Pick<PodiumConfig, "datasetConsolidationCron" | "runSchedulerCron">) => Layer.mergeAll(
+  ClusterCron.make({
+    name: "scheduled-runs",
+    cron: Cron.parseUnsafe(config.runSchedulerCron),
+    execute: Effect.asVoid(scheduledRuns)
+  }),
   ClusterCron.make({
     name: "expire-invites",
     cron: Cron.parseUnsafe("*/5 * * * *"),

@@ -47,6 +47,13 @@ const layer = Layer.effect(
       Result: LeaderboardRow,
       execute: (id) => sql`SELECT ${columns} FROM leaderboards WHERE id = ${id} AND deleted_at IS NULL`
     })
+    const due = SqlSchema.findAll({
+      Request: Schema.Date,
+      Result: LeaderboardRow,
+      execute: (now) =>
+        sql`SELECT ${columns} FROM leaderboards
+            WHERE deleted_at IS NULL AND schedule ? 'next_run_at' AND (schedule ->> 'next_run_at')::timestamptz <= ${now}`
+    })
     const candidates = SqlSchema.findAll({
       Request: Schema.String,
       Result: CandidateRow,
@@ -109,6 +116,14 @@ const layer = Layer.effect(
         sql`UPDATE leaderboards SET ranking_winner_id = ${candidateId}
             WHERE id = ${id} AND ranking_winner_id IS DISTINCT FROM ${candidateId}::uuid`.pipe(
           Effect.asVoid,
+          Effect.orDie,
+          Effect.ensuring(dropCopy(id))
+        ),
+      dueSchedules: (now) => due(toDate(now)).pipe(Effect.map((rows) => rows.map(toLeaderboard)), Effect.orDie),
+      advanceSchedule: (id, from, next) =>
+        sql`UPDATE leaderboards SET schedule = jsonb_set(schedule, '{next_run_at}', to_jsonb(${next}::text)), version = version + 1
+            WHERE id = ${id} AND deleted_at IS NULL AND schedule ->> 'next_run_at' = ${from} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
           Effect.orDie,
           Effect.ensuring(dropCopy(id))
         ),

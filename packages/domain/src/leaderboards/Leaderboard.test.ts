@@ -3,6 +3,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { WorkspaceId } from "../shared/index.ts"
 import { applyUpdate, type CandidateId, challengeOf, Leaderboard, type LeaderboardId, type UpdateInput } from "./Leaderboard.ts"
+import { scheduleOf } from "./Schedule.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const t1 = DateTime.makeUnsafe("2026-11-22T11:00:00.000Z")
@@ -82,7 +83,7 @@ const anUpdate = (extraPrefix: string) =>
     name: fc.string({ minLength: 1, maxLength: 5 }),
     description: fc.string({ maxLength: 5 }),
     status: fc.constantFrom("active" as const, "paused" as const),
-    schedule: fc.dictionary(fc.string({ maxLength: 3 }), fc.integer()),
+    schedule: fc.constantFrom({}, { cron: "0 * * * *" }, { cron: "*/5 9-17 * * 1-5", timezone: "Europe/Paris" }),
     system_prompt: fc.option(fc.string({ maxLength: 5 }), { nil: null }),
     judge_model: fc.option(fc.string({ maxLength: 5 }), { nil: null }),
     dedupe: fc.boolean(),
@@ -104,7 +105,7 @@ describe("applyUpdate, for any update", () => {
       const { extra, schedule, status, ...rest } = input
       expect(next.version).toBe(leaderboard.version + 1)
       expect(next.status).toBe(status ?? leaderboard.status)
-      expect(next.schedule).toEqual(schedule ?? leaderboard.schedule)
+      expect(next.schedule).toEqual(schedule === undefined ? leaderboard.schedule : { ...Result.getOrThrow(scheduleOf(schedule, t1)) })
       expect(next.extra).toEqual({ ...leaderboard.extra, ...extra })
       expect({ ...next, ...next.challenge }).toMatchObject(rest)
       expect(next.created_at).toBe(leaderboard.created_at)

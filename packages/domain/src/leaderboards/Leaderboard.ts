@@ -1,5 +1,6 @@
 import { type DateTime, Result, Schema } from "effect"
 import { InvalidInput, WorkspaceId } from "../shared/index.ts"
+import { scheduleOf } from "./Schedule.ts"
 
 export const LeaderboardId = Schema.String.check(Schema.isUUID()).pipe(Schema.brand("LeaderboardId"))
 export type LeaderboardId = typeof LeaderboardId.Type
@@ -181,7 +182,7 @@ export const applyUpdate = (
       chosen_leaderboard_model_id: input.chosen_leaderboard_model_id === undefined
         ? leaderboard.chosen_leaderboard_model_id
         : input.chosen_leaderboard_model_id,
-      schedule: input.schedule ?? leaderboard.schedule,
+      schedule: input.schedule === undefined ? leaderboard.schedule : { ...yield* scheduleOf(input.schedule, now) },
       challenge,
       extra: {
         ...leaderboard.extra,

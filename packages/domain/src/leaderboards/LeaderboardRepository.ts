@@ -44,6 +44,13 @@ export class LeaderboardRepository extends Context.Service<LeaderboardRepository
   readonly update: (next: Leaderboard) => Effect.Effect<boolean>
   /** Records the ranking's winner (null: none, or a tie). */
   readonly setRankingWinner: (id: LeaderboardId, candidateId: string | null) => Effect.Effect<void>
+  /** Leaderboards whose schedule's `next_run_at` is at or before `now` (paused and archived ones too). */
+  readonly dueSchedules: (now: DateTime.Utc) => Effect.Effect<ReadonlyArray<Leaderboard>>
+  /**
+   * Moves the schedule's `next_run_at` from `from` to `next` (a new version) if it is still `from`:
+   * true for the one caller, of any instance, that claimed this occurrence.
+   */
+  readonly advanceSchedule: (id: LeaderboardId, from: string, next: string) => Effect.Effect<boolean>
   readonly softDelete: (id: LeaderboardId, now: DateTime.Utc) => Effect.Effect<boolean>
   readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>
   /** `sealedToken` is the candidate's credential, sealed by SecretCipher. */

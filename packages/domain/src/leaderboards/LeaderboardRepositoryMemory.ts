@@ -1,4 +1,4 @@
-import { Data, Effect, Layer, Option, Ref } from "effect"
+import { Data, DateTime, Effect, Layer, Option, Ref } from "effect"
 import type { Candidate } from "./Candidate.ts"
 import { Leaderboard } from "./Leaderboard.ts"
 import { LeaderboardRepository, type Serving } from "./LeaderboardRepository.ts"
@@ -112,6 +112,27 @@ const layer = Layer.effect(
         write((tables) => {
           const stored = tables.leaderboards.get(id)
           return [undefined, stored === undefined ? tables : withLeaderboard(tables, { ...stored, ranking_winner: candidateId })]
+        }),
+      dueSchedules: (now) =>
+        read((tables) =>
+          [...tables.leaderboards.values()]
+            .filter((s) => !s.deleted)
+            .map((s) => s.leaderboard)
+            .filter((l) => {
+              const next = typeof l.schedule["next_run_at"] === "string" ? DateTime.make(l.schedule["next_run_at"]) : Option.none()
+              return Option.isSome(next) && !DateTime.isGreaterThan(next.value, now)
+            })
+        ),
+      advanceSchedule: (id, from, next) =>
+        write((tables) => {
+          const stored = liveOf(tables, id)
+          if (stored === undefined || stored.leaderboard.schedule["next_run_at"] !== from) return [false, tables]
+          const leaderboard = new Leaderboard({
+            ...stored.leaderboard,
+            schedule: { ...stored.leaderboard.schedule, next_run_at: next },
+            version: stored.leaderboard.version + 1
+          })
+          return [true, withLeaderboard(tables, { ...stored, leaderboard })]
         }),
       softDelete: (id) =>
         write((tables) => {

@@ -19,7 +19,10 @@ import {
   LeaderboardArchived,
   type LeaderboardId,
   LeaderboardRepository,
-  Leaderboards
+  Leaderboards,
+  nextOccurrence,
+  runScheduleOf,
+  schedulesRuns
 } from "../leaderboards/index.ts"
 import { IdGenerator, InvalidInput, NotFound, SecretCipher, storableText } from "../shared/index.ts"
 import { rank, winnerOf } from "./Ranking.ts"
@@ -121,6 +124,8 @@ export class Runs extends Context.Service<Runs, {
   /** Step 3: ranks, records the winner (served at once) and ends the run. */
   readonly finish: (runId: string) => Effect.Effect<void>
   readonly fail: (runId: string, error: string) => Effect.Effect<void>
+  /** Starts the runs whose schedules are due (`run_source: "schedule"`); answers how many started. */
+  readonly runSchedules: Effect.Effect<number>
 }>()("@podium/domain/runs/Runs") {
   static readonly layer = Layer.effect(
     Runs,
@@ -146,8 +151,9 @@ export class Runs extends Context.Service<Runs, {
           : Option.none()
       }
 
-      const start = Effect.fn("Runs.start")(function*(principal: Principal, leaderboardId: LeaderboardId, request: StartRequest) {
-        const { candidates, leaderboard } = yield* leaderboards.get(principal, leaderboardId)
+      /** Checks the leaderboard can run, then stores the queued run and enqueues it. */
+      const launch = Effect.fnUntraced(function*(leaderboard: Leaderboard, candidates: ReadonlyArray<Candidate>, request: StartRequest) {
+        const leaderboardId = leaderboard.id
         if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
         const evalType = leaderboard.challenge.eval_type
         if (evalType === "human") {
@@ -204,6 +210,34 @@ export class Runs extends Context.Service<Runs, {
         yield* queue.enqueue(run)
         return run
       })
+
+      const start = Effect.fn("Runs.start")(function*(principal: Principal, leaderboardId: LeaderboardId, request: StartRequest) {
+        const { candidates, leaderboard } = yield* leaderboards.get(principal, leaderboardId)
+        return yield* launch(leaderboard, candidates, request)
+      })
+
+      const runSchedules = Effect.gen(function*() {
+        const now = yield* DateTime.now
+        let started = 0
+        for (const leaderboard of yield* repository.dueSchedules(now)) {
+          const schedule = runScheduleOf(leaderboard.schedule)
+          if (Option.isNone(schedule)) continue
+          const next = DateTime.formatIso(nextOccurrence(schedule.value, now))
+          // one instance claims each occurrence; a missed or skipped one is not made up later
+          if (!(yield* repository.advanceSchedule(leaderboard.id, schedule.value.next_run_at, next))) continue
+          if (!schedulesRuns(leaderboard, now)) continue
+          const candidates = yield* repository.candidates(leaderboard.id)
+          yield* launch(leaderboard, candidates, { run_source: "schedule" }).pipe(
+            Effect.tap(() => Effect.sync(() => started++)),
+            Effect.catch((error) =>
+              Effect.logWarning("scheduled run not started").pipe(
+                Effect.annotateLogs({ leaderboard_id: leaderboard.id, reason: error._tag })
+              )
+            )
+          )
+        }
+        return started
+      }).pipe(Effect.withSpan("Runs.runSchedules"))
 
       const visibleRun = Effect.fnUntraced(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
         yield* leaderboards.get(principal, leaderboardId)
@@ -451,7 +485,7 @@ export class Runs extends Context.Service<Runs, {
         yield* runs.end(runId, { status: "failed", results: [], winner: null, error: storableText(error) }, yield* DateTime.now)
       })
 
-      return Runs.of({ start, list, get, results, cancel, prepare, ask, finish, fail })
+      return Runs.of({ start, list, get, results, cancel, prepare, ask, finish, fail, runSchedules })
     })
   )
 }
