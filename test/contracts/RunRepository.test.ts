@@ -1,0 +1,27 @@
+import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
+import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
+import { layerMigrations } from "@podium/adapters-pg/Migrations"
+import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
+import { WorkspaceRepositoryMemory } from "@podium/domain/access"
+import { LeaderboardRepositoryMemory } from "@podium/domain/leaderboards"
+import { RunRepositoryMemory } from "@podium/domain/runs"
+import { Layer } from "effect"
+import { TestDatabase } from "../support/database.ts"
+import { runRepositoryContract } from "./RunRepository.contract.ts"
+
+runRepositoryContract("memory", () =>
+  RunRepositoryMemory.layer.pipe(
+    Layer.provideMerge(LeaderboardRepositoryMemory.layer),
+    Layer.merge(WorkspaceRepositoryMemory.layer)
+  ))
+
+runRepositoryContract("Postgres", () =>
+  Layer.mergeAll(
+    RunRepositoryPg.layer,
+    LeaderboardRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
+    WorkspaceRepositoryPg.layer
+  ).pipe(
+    Layer.provideMerge(layerMigrations),
+    Layer.provideMerge(TestDatabase.layer)
+  ))
