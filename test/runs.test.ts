@@ -311,3 +311,76 @@ describe("judge runs", () => {
     expect(rows[9]!.results[0]).toMatchObject({ output: "no idea", verdict: null, error: expect.stringMatching(/^judge: /) })
   })
 })
+
+describe("improve-dataset", () => {
+  /** Proposes the right reference (a7 for q7) when asked for one; judges like the judge above otherwise. */
+  const labeller = (_: string, body: any) => {
+    const content = String(body.messages.at(-1).content)
+    const question = content.match(/<question>\n([\s\S]*?)\n<\/question>/)?.[1] ?? ""
+    if (String(body.messages[0].content).includes("reference answer")) return question.replace("q", "a")
+    const answer = content.match(/<answer>\n([\s\S]*?)\n<\/answer>/)?.[1] ?? ""
+    const reference = content.match(/<reference>\n([\s\S]*?)\n<\/reference>/)?.[1] ?? ""
+    return JSON.stringify({ verdict: answer.toLowerCase().includes(reference.toLowerCase()) ? "correct" : "incorrect", reason: "" })
+  }
+  const improvementOf = async (id: LeaderboardId) => {
+    await expect.poll(async () => (await owner.api((c) => c.runs.improvement({ params: { leaderboard_id: id } }))).improvement?.status, {
+      timeout: 20_000,
+      interval: 50
+    }).not.toBe("running")
+    return (await owner.api((c) => c.runs.improvement({ params: { leaderboard_id: id } }))).improvement
+  }
+
+  it("proposes references for rows without one and, when asked, where candidates disagree; runs use them", async () => {
+    fake.models["labeller/model"] = labeller
+    await owner.api((c) => c.integrations.validate({ payload: { provider: "router", token: routerKey } }))
+    fake.files["/improve.jsonl"] = {
+      contentType: "application/jsonl",
+      body: [{ input: "q7", expected: "wrong7" }, { input: "q8" }, { input: "q9", expected: "a9" }].map((r) => JSON.stringify(r)).join("\n")
+    }
+    const { candidates: [right], id } = await leaderboardWith(["right", "partly"], {
+      dataset_url: `${fake.url}/improve.jsonl`,
+      judge_provider: "router",
+      judge_model: "labeller/model"
+    })
+    const first = await ended(id, (await startRun(id)).run.id)
+    expect(first.dataset).toMatchObject({ rows: 2, skipped_rows: 1, improved_rows: 0 })
+    expect(first.results.find((r) => r.leaderboard_model_id === right)).toMatchObject({ correct: 1, total: 2 })
+
+    // without replace_references only q8 (no reference) is improved
+    const { improvement } = await owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: undefined }))
+    expect(improvement).toMatchObject({ status: "running", labeller: "router:labeller/model", replace_references: false })
+    expect(await improvementOf(id)).toMatchObject({ status: "succeeded", total: 1, improved: 1, failed: 0, version: 1 })
+    const second = await ended(id, (await startRun(id)).run.id)
+    expect(second.dataset).toMatchObject({ rows: 3, skipped_rows: 0, improved_rows: 1 })
+    expect(second.results.find((r) => r.leaderboard_model_id === right)).toMatchObject({ correct: 2, total: 3 })
+
+    // a second job without replace_references finds nothing to do: q8's improved reference counts as its own
+    await owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: undefined }))
+    expect(await improvementOf(id)).toMatchObject({ status: "succeeded", total: 0, improved: 0, version: null })
+
+    // right says a7, a8, a9 and partly "no idea" to each: they disagree on all three, so all are proposed
+    // again, and q7's given reference is replaced
+    await owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: { replace_references: true } }))
+    expect(await improvementOf(id)).toMatchObject({ status: "succeeded", total: 3, improved: 3, version: 2 })
+    const third = await ended(id, (await startRun(id)).run.id)
+    expect(third.dataset).toMatchObject({ rows: 3, improved_rows: 3 })
+    expect(third.results.find((r) => r.leaderboard_model_id === right)).toMatchObject({ correct: 3, total: 3 })
+    const { rows } = await owner.api((c) => c.runs.results({ params: { leaderboard_id: id, run_id: third.id }, query: {} }))
+    expect(rows.map((r) => r.reference)).toEqual(["a7", "a8", "a9"])
+  })
+
+  it("improves first when a run asks, and needs a judge", async () => {
+    fake.files["/unlabelled.jsonl"] = { contentType: "application/jsonl", body: '{"input":"q1"}\n{"input":"q2"}\n{"input":"q3"}' }
+    const { id } = await leaderboardWith(["right"], {
+      dataset_url: `${fake.url}/unlabelled.jsonl`,
+      judge_provider: "router",
+      judge_model: "labeller/model"
+    })
+    const done = await ended(id, (await startRun(id, { improve_dataset: true })).run.id)
+    expect(done).toMatchObject({ status: "succeeded", improve_dataset: true, dataset: { rows: 3, improved_rows: 3 } })
+    expect(done.results[0]).toMatchObject({ correct: 3, total: 3 })
+
+    const noJudge = await leaderboardWith(["right"])
+    await expectError(owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: noJudge.id }, payload: undefined })), 409, "not_runnable")
+  })
+})

@@ -15,6 +15,7 @@ import workspaceClientIds from "./migrations/0011_workspace_client_ids.ts"
 import leaderboardVersion from "./migrations/0012_leaderboard_version.ts"
 import datasets from "./migrations/0013_datasets.ts"
 import runs from "./migrations/0014_runs.ts"
+import datasetImprovements from "./migrations/0015_dataset_improvements.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -31,7 +32,8 @@ export const loader = PgMigrator.fromRecord({
   "0011_workspace_client_ids": workspaceClientIds,
   "0012_leaderboard_version": leaderboardVersion,
   "0013_datasets": datasets,
-  "0014_runs": runs
+  "0014_runs": runs,
+  "0015_dataset_improvements": datasetImprovements
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

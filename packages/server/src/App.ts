@@ -24,9 +24,10 @@ import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
 import { PushDatasetsHttp } from "@podium/adapters-http/datasets/PushDatasetsHttp"
 import { DatasetRepositoryPg } from "@podium/adapters-pg/datasets/DatasetRepositoryPg"
 import { DatasetLabels, Datasets } from "@podium/domain/datasets"
-import { RunConcurrency, Runs } from "@podium/domain/runs"
+import { DatasetImprovements, RunConcurrency, RunDatasets, Runs } from "@podium/domain/runs"
 import { RunsHttp } from "@podium/adapters-http/runs/RunsHttp"
 import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
+import { ImprovementRepositoryPg } from "@podium/adapters-pg/runs/ImprovementRepositoryPg"
 import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
 import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
@@ -67,7 +68,7 @@ import { createHoldingServer } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
-import { layerRunQueue, layerRunWorkflow } from "./RunExecution.ts"
+import { layerImprovementQueue, layerImprovementWorkflow, layerRunQueue, layerRunWorkflow } from "./RunExecution.ts"
 import { layerJobs } from "./Jobs.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
@@ -179,6 +180,7 @@ export const layerServices = (config: PodiumConfig) =>
       DatasetRepositoryPg.layer,
       DatasetLabelRepositoryPg.layer,
       RunRepositoryPg.layer,
+      ImprovementRepositoryPg.layer,
       ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
@@ -220,7 +222,7 @@ export const layerServices = (config: PodiumConfig) =>
         Datasets.layer,
         DatasetLabels.layer,
         AutoSelection.layer,
-        Runs.layer,
+        Layer.mergeAll(Runs.layer, DatasetImprovements.layer).pipe(Layer.provide(RunDatasets.layer)),
         CaseGenerator.layer
       ).pipe(
         Layer.provideMerge(Leaderboards.layer),
@@ -279,11 +281,12 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
     Layer.provideMerge(layerDatabase(config))
   )
   const services = layerServices(config).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration, layerDatasetLabelQueue, layerRunQueue)),
+    Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration, layerDatasetLabelQueue, layerRunQueue,
+      layerImprovementQueue)),
     Layer.provideMerge(platform)
   )
   const jobs = Layer.mergeAll(layerJobs(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
-    layerRunWorkflow)
+    layerRunWorkflow, layerImprovementWorkflow)
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {

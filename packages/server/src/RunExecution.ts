@@ -1,6 +1,15 @@
 import { Cause, Effect, Layer, Schedule, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
-import { DatasetMissing, DatasetUnavailable, RunQueue, runChunkRows, Runs } from "@podium/domain/runs"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
+import {
+  DatasetImprovements,
+  DatasetMissing,
+  DatasetUnavailable,
+  ImprovementQueue,
+  RunQueue,
+  runChunkRows,
+  Runs
+} from "@podium/domain/runs"
 
 /**
  * A run as a durable workflow, keyed by the run. `prepare` fixes its rows; then every candidate
@@ -33,7 +42,16 @@ const Prepared = Schema.Struct({ rows: Schema.Int, model_ids: Schema.Array(Schem
 
 export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*({ run_id }) {
   const runs = yield* Runs
+  const improvements = yield* DatasetImprovements
   const work = Effect.gen(function*() {
+    const { improve_dataset, leaderboard_id } = yield* Activity.make({
+      name: "read",
+      success: Schema.Struct({ improve_dataset: Schema.Boolean, leaderboard_id: Schema.String }),
+      execute: persistent(runs.describe(run_id))
+    })
+    if (improve_dataset) {
+      yield* Activity.make({ name: "improve", execute: persistent(improvements.improveNow(leaderboard_id as LeaderboardId)) })
+    }
     const { model_ids, rows } = yield* Activity.make({
       name: "prepare",
       success: Prepared,
@@ -81,6 +99,55 @@ export const layerRunQueue = Layer.effect(
           Effect.asVoid,
           Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
           Effect.withSpan("RunQueue.enqueue")
+        )
+    })
+  })
+)
+
+/** An improve-dataset job as a durable workflow, keyed by the job: prepare, a page at a time, publish. */
+export const ImprovementWorkflow = Workflow.make("DatasetImprovement", {
+  payload: { job_id: Schema.String },
+  idempotencyKey: ({ job_id }) => job_id
+})
+
+export const layerImprovementWorkflow = ImprovementWorkflow.toLayer(Effect.fnUntraced(function*({ job_id }) {
+  const improvements = yield* DatasetImprovements
+  const work = Effect.gen(function*() {
+    yield* Activity.make({
+      name: "prepare",
+      error: Schema.Union([DatasetUnavailable, DatasetMissing]),
+      execute: persistent(improvements.prepare(job_id))
+    })
+    let after: number | null = -1
+    for (let page = 1; after !== null; page++) {
+      after = yield* Activity.make({
+        name: `page-${page}`,
+        success: Schema.NullOr(Schema.Int),
+        execute: persistent(improvements.improvePage(job_id, after))
+      })
+    }
+    yield* Activity.make({ name: "publish", execute: persistent(improvements.publish(job_id)) })
+  })
+  yield* work.pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Activity.make({ name: "fail", execute: persistent(improvements.fail(job_id, reasonOf(cause))) })
+    )
+  )
+}))
+
+/** Enqueues through the workflow engine: the execution is stored before `enqueue` returns. */
+export const layerImprovementQueue = Layer.effect(
+  ImprovementQueue,
+  Effect.gen(function*() {
+    const engine = yield* WorkflowEngine.WorkflowEngine
+    return ImprovementQueue.of({
+      enqueue: (job) =>
+        ImprovementWorkflow.execute({ job_id: job.id }, { discard: true }).pipe(
+          Effect.asVoid,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          Effect.withSpan("ImprovementQueue.enqueue")
         )
     })
   })

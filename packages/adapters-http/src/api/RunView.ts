@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { CandidateResult, RunDataset, RunProgress, RunSource, RunStatus } from "@podium/domain/runs"
 
-const IsoTimestamp = Schema.String.annotate({ format: "date-time", description: "ISO 8601 UTC with milliseconds" })
+export const IsoTimestamp = Schema.String.annotate({ format: "date-time", description: "ISO 8601 UTC with milliseconds" })
 
 /** The Run object of the contract, with the per-candidate `score_low`/`score_high` (Wilson 95%). */
 export const RunView = Schema.Struct({

@@ -5,7 +5,7 @@ import { RunSource } from "@podium/domain/runs"
 import { DatasetMissing, LeaderboardArchived, NotFound, NotRunnable, RunEnded, RunInProgress } from "../api/Errors.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 import { PageQuery } from "../leaderboards/LeaderboardsApi.ts"
-import { RunView } from "../api/RunView.ts"
+import { IsoTimestamp, RunView } from "../api/RunView.ts"
 
 export const StartRunRequest = Schema.Struct({
   model_ids: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isUUID())).check(Schema.isMaxLength(100))),
@@ -29,6 +29,21 @@ const ResultRow = Schema.Struct({
   reference: Schema.NullOr(Schema.String),
   results: Schema.Array(ResultCell)
 }).annotate({ identifier: "RunResultRow" })
+
+const ImprovementView = Schema.Struct({
+  id: Schema.String,
+  leaderboard_id: Schema.String,
+  status: Schema.Literals(["running", "succeeded", "failed"]),
+  labeller: Schema.String.annotate({ description: "The judge model that proposes references (`provider:model`)" }),
+  replace_references: Schema.Boolean,
+  total: Schema.Int.annotate({ description: "Rows to improve (distinct inputs)" }),
+  improved: Schema.Int,
+  failed: Schema.Int,
+  version: Schema.NullOr(Schema.Int).annotate({ description: "The derived version it published (null: none, or not yet)" }),
+  error: Schema.NullOr(Schema.String),
+  created_at: IsoTimestamp,
+  finished_at: Schema.NullOr(IsoTimestamp)
+}).annotate({ identifier: "DatasetImprovement" })
 
 const params = { leaderboard_id: LeaderboardId }
 const runParams = { leaderboard_id: LeaderboardId, run_id: Schema.String.check(Schema.isUUID()) }
@@ -79,7 +94,26 @@ export class RunsApi extends HttpApiGroup.make("runs")
       summary: "Cancel a run",
       description: "The run stops asking (calls in flight finish) and the leaderboard gets its status back; its " +
         "answers so far stay in its results. 409 `run_ended` when it had ended."
-    }))
+    })),
+    HttpApiEndpoint.post("improveDataset", "/api/leaderboards/:leaderboard_id/improve-dataset", {
+      params,
+      payload: Schema.optional(Schema.Struct({ replace_references: Schema.optionalKey(Schema.Boolean) })),
+      success: Schema.Struct({ improvement: ImprovementView }).pipe(HttpApiSchema.status(202)),
+      error: [NotFound, LeaderboardArchived, NotRunnable, DatasetMissing]
+    }).annotateMerge(requiresScope(run)).annotateMerge(OpenApi.annotations({
+      summary: "Improve the dataset's references",
+      description: "In the background, the judge model (`judge_provider`, `judge_model`; 409 `not_runnable` without " +
+        "one) proposes a reference for every row without one and, with `replace_references: true`, for every row the " +
+        "latest succeeded run's candidates disagree on (their answers are shown to it as hints). The proposals form " +
+        "the leaderboard's next derived version: runs read them over the dataset's rows (`improved_rows` on the run), " +
+        "for GET and PUSH datasets alike; the dataset's own rows and versions stay as they are. Given references are " +
+        "kept unless `replace_references` is true. One job at a time: a second request answers the running one."
+    })),
+    HttpApiEndpoint.get("improvement", "/api/leaderboards/:leaderboard_id/improve-dataset", {
+      params,
+      success: Schema.Struct({ improvement: Schema.NullOr(ImprovementView) }),
+      error: NotFound
+    }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "The latest improve-dataset job")
   )
   .middleware(ApiTokenAuth)
 {}

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { type ResultRow, Runs, runView } from "@podium/domain/runs"
+import { DatasetImprovements, improvementView, type ResultRow, Runs, runView } from "@podium/domain/runs"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
@@ -36,6 +36,7 @@ export const RunsHttp = HttpApiBuilder.group(
   "runs",
   Effect.fn(function*(handlers) {
     const runs = yield* Runs
+    const improvements = yield* DatasetImprovements
     return handlers
       .handle("start", ({ params, payload }) =>
         Effect.gen(function*() {
@@ -61,6 +62,16 @@ export const RunsHttp = HttpApiBuilder.group(
           })
           const { items, next_offset } = onePage(rows, asked)
           return { run_id: params.run_id, rows: items.map(rowView), next_offset }
+        }).pipe(mapDomainErrors))
+      .handle("improveDataset", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const job = yield* improvements.start(yield* CurrentPrincipal, params.leaderboard_id, payload ?? {})
+          return { improvement: improvementView(job) }
+        }).pipe(mapDomainErrors))
+      .handle("improvement", ({ params }) =>
+        Effect.gen(function*() {
+          const job = yield* improvements.latest(yield* CurrentPrincipal, params.leaderboard_id)
+          return { improvement: job._tag === "Some" ? improvementView(job.value) : null }
         }).pipe(mapDomainErrors))
       .handle("cancel", ({ params }) =>
         Effect.gen(function*() {

@@ -125,7 +125,7 @@ const layer = Layer.effect(
             percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE output IS NOT NULL) AS latency_ms_p50,
             percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE output IS NOT NULL) AS latency_ms_p95,
             sum(cost_usd) AS total_cost_usd
-          FROM run_cells WHERE run_id = ${runId} GROUP BY candidate_id`.pipe(Effect.orDie),
+          FROM run_cells WHERE run_id = ${runId} GROUP BY candidate_id ORDER BY candidate_id`.pipe(Effect.orDie),
       end: (runId, end, now) =>
         sql.withTransaction(Effect.gen(function*() {
           const ended = yield* sql<{ leaderboard_id: string; prior_status: string }>`

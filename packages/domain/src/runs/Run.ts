@@ -38,6 +38,8 @@ export const RunDataset = Schema.Struct({
   /** Usable rows the source had (rows without an input are skipped; exact runs skip rows without a reference). */
   available_rows: Schema.Int,
   skipped_rows: Schema.Int,
+  /** Rows whose reference is improve-dataset's (the latest derived version's), not the dataset's own. */
+  improved_rows: Schema.optionalKey(Schema.Int),
   /** Rows the run asks: all available, or a sample of `max_samples_to_gather` of them. */
   rows: Schema.Int,
   /** The sample's seed when the rows are a sample: the same seed on the same rows picks the same sample. */
@@ -105,3 +107,16 @@ export interface Cell {
   readonly latency_ms: number | null
   readonly cost_usd: number | null
 }
+
+const canonical = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(canonical)
+    : typeof value === "object" && value !== null
+    ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]))
+    : value
+
+/**
+ * The key an improved reference is stored under: the row's input as a run asks it, as JSON with
+ * sorted keys (so the same input read back from storage, in another key order, has the same key).
+ */
+export const inputKey = (row: Pick<RunRow, "prompt">): string => JSON.stringify(canonical(row.prompt))

@@ -1,6 +1,6 @@
-import { Context, DateTime, Duration, Effect, Layer, Option, Random, Redacted, Result, Schedule, Stream } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule } from "effect"
 import type { Principal } from "../access/index.ts"
-import { DatasetRepository, parseRow, promptInputOf } from "../datasets/index.ts"
+import { DatasetRepository } from "../datasets/index.ts"
 import {
   type ChatCompletion,
   ChatProvider,
@@ -11,7 +11,6 @@ import {
   PriceCatalogue,
   TraceWriter
 } from "../inference/index.ts"
-import { IntegrationRepository } from "../integrations/index.ts"
 import {
   buildMessages,
   type Candidate,
@@ -24,13 +23,15 @@ import {
   runScheduleOf,
   schedulesRuns
 } from "../leaderboards/index.ts"
-import { IdGenerator, InvalidInput, NotFound, SecretCipher, storableText } from "../shared/index.ts"
+import { IdGenerator, InvalidInput, NotFound, storableText } from "../shared/index.ts"
 import { rank, winnerOf } from "./Ranking.ts"
-import { type Cell, isActive, Run, type RunDataset, type RunRow, type RunSource } from "./Run.ts"
-import { DatasetUnavailable, RunDatasetSource } from "./RunDatasetSource.ts"
+import { type Cell, inputKey, isActive, Run, type RunDataset, type RunRow, type RunSource } from "./Run.ts"
+import { DatasetUnavailable } from "./RunDatasetSource.ts"
+import { RunDatasets } from "./RunDatasets.ts"
+import { ImprovementRepository } from "./ImprovementRepository.ts"
+import { chooseRows, mapRows } from "./RunRows.ts"
 import { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "./RunErrors.ts"
 import { type ResultRow, RunQueue, RunRepository } from "./RunRepository.ts"
-import { sampleRows } from "./Sampling.ts"
 import { exactMatch, judgeRequest, parseJudgeReply } from "./Scoring.ts"
 
 /** Calls in flight at once per candidate (RUN_CONCURRENCY). */
@@ -53,42 +54,6 @@ export interface StartRequest {
   readonly model_ids?: ReadonlyArray<string> | undefined
   readonly run_source?: RunSource | undefined
   readonly improve_dataset?: boolean | undefined
-}
-
-/** Where a GET dataset lives on the hub: the token goes only there. */
-const isHubUrl = (url: string) => /^(https?:\/\/(www\.)?huggingface\.co\/datasets\/|hf:\/\/datasets\/)/i.test(url)
-
-/**
- * The rows a run asks, from a dataset's raw rows: each mapped as push rows are (the input is the
- * first of messages, input, prompt, question, query; the reference the first of expected, answer,
- * output, response, completion); rows without an input are skipped, and so are rows without a
- * reference when answers are compared exactly. With `auto_limit_size` and `max_samples_to_gather`,
- * a seeded sample of that many.
- */
-export const runRowsOf = (
-  raw: ReadonlyArray<unknown>,
-  options: { readonly exact: boolean; readonly sample: number | null; readonly seed: string }
-): { readonly rows: ReadonlyArray<RunRow>; readonly available: number; readonly skipped: number; readonly sampled: boolean } => {
-  const usable: Array<Omit<RunRow, "index">> = []
-  for (let i = 0; i < raw.length; i++) {
-    const parsed = parseRow(raw[i], i)
-    if (Result.isFailure(parsed)) continue
-    const { reference } = parsed.success
-    if (options.exact && reference === null) continue
-    const data = raw[i] as Record<string, unknown>
-    const prompt = promptInputOf(data)
-    const messages = prompt.messages ?? []
-    const lastUser = [...messages].reverse().find((m) => m.role === "user") ?? messages[messages.length - 1]
-    usable.push({ prompt, input: parsed.success.input ?? lastUser?.content ?? "", reference })
-  }
-  const sampled = options.sample !== null && usable.length > options.sample
-  const chosen = sampled ? sampleRows(usable, options.sample!, options.seed) : usable
-  return {
-    rows: chosen.map((row, index) => ({ ...row, index })),
-    available: usable.length,
-    skipped: raw.length - usable.length,
-    sampled
-  }
 }
 
 /**
@@ -115,6 +80,8 @@ export class Runs extends Context.Service<Runs, {
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<{ readonly run: Run; readonly rows: ReadonlyArray<ResultRow> }, NotFound>
   readonly cancel: (principal: Principal, leaderboardId: LeaderboardId, runId: string) => Effect.Effect<Run, NotFound | RunEnded>
+  /** What the run's steps need to know of it. */
+  readonly describe: (runId: string) => Effect.Effect<{ readonly improve_dataset: boolean; readonly leaderboard_id: string }>
   /** Step 1: fixes the run's rows (fetched or read now) and marks it running; answers how many, and who is asked. */
   readonly prepare: (
     runId: string
@@ -135,9 +102,8 @@ export class Runs extends Context.Service<Runs, {
       const leaderboards = yield* Leaderboards
       const repository = yield* LeaderboardRepository
       const datasets = yield* DatasetRepository
-      const source = yield* RunDatasetSource
-      const integrations = yield* IntegrationRepository
-      const cipher = yield* SecretCipher
+      const datasetRows = yield* RunDatasets
+      const improvements = yield* ImprovementRepository
       const targets = yield* ChatTargets
       const provider = yield* ChatProvider
       const catalogue = yield* PriceCatalogue
@@ -290,44 +256,29 @@ export class Runs extends Context.Service<Runs, {
           onSome: Effect.succeed
         }))
 
-      /** The raw rows of the run's dataset: the GET URL's (fetched now) or the PUSH dataset's latest version. */
-      const rawRows = Effect.fnUntraced(function*(run: Run, leaderboard: Leaderboard) {
-        const { dataset_type, dataset_url } = leaderboard.challenge
-        if (dataset_type === "GET") {
-          if (dataset_url === null || dataset_url.trim() === "") {
-            return yield* new DatasetMissing({ leaderboard_id: run.leaderboard_id, message: "Set dataset_url, then run" })
-          }
-          const hub = isHubUrl(dataset_url) ? yield* integrations.find(leaderboard.workspace_id, "hub") : Option.none()
-          const token = Option.isSome(hub) ? Option.some(yield* cipher.open(hub.value.sealed_token)) : Option.none<Redacted.Redacted<string>>()
-          return { raw: yield* source.fetch(dataset_url, token), url: dataset_url, version: null }
-        }
-        const [latest] = yield* datasets.versions(run.leaderboard_id as LeaderboardId)
-        if (latest === undefined) {
-          return yield* new DatasetMissing({ leaderboard_id: run.leaderboard_id, message: "The dataset has no version" })
-        }
-        const text = yield* datasets.download(run.leaderboard_id as LeaderboardId, latest.version).pipe(
-          Stream.decodeText,
-          Stream.splitLines,
-          Stream.filter((line) => line !== ""),
-          Stream.map((line) => JSON.parse(line) as unknown),
-          Stream.runCollect,
-          Effect.orDie
-        )
-        return { raw: Array.from(text), url: null, version: latest.version }
-      })
-
       const prepare = Effect.fn("Runs.prepare")(function*(runId: string) {
         const run = yield* runOf(runId)
         if (run.status !== "queued") return { rows: run.dataset?.rows ?? 0, model_ids: run.model_ids }
         const { leaderboard } = yield* leaderboardOf(run)
-        const { raw, url, version } = yield* rawRows(run, leaderboard)
+        const { raw, url, version } = yield* datasetRows.load(leaderboard)
+        const mapped = mapRows(raw)
+        // improved references (improve-dataset's derived version) stand in for the rows' own
+        const improved = yield* improvements.references(leaderboard.id, mapped.rows.map(inputKey))
+        let improvedRows = 0
+        const withImproved = mapped.rows.map((row) => {
+          const better = improved.get(inputKey(row))
+          if (better === undefined) return row
+          improvedRows++
+          return { ...row, reference: better.reference }
+        })
         const { auto_limit_size, max_samples_to_gather } = leaderboard.challenge
         const seed = `${run.id}:${yield* Random.nextIntBetween(0, 2 ** 31 - 1)}`
-        const { available, rows, sampled, skipped } = runRowsOf(raw, {
+        const { available, rows, sampled } = chooseRows(withImproved, {
           exact: run.eval_type === "exact",
           sample: auto_limit_size && max_samples_to_gather !== null ? max_samples_to_gather : null,
           seed
         })
+        const skipped = mapped.skipped + (withImproved.length - available)
         if (rows.length === 0) {
           return yield* new DatasetUnavailable({
             url: url ?? `push dataset version ${version}`,
@@ -342,6 +293,7 @@ export class Runs extends Context.Service<Runs, {
           version,
           available_rows: available,
           skipped_rows: skipped,
+          improved_rows: improvedRows,
           rows: rows.length,
           seed: sampled ? seed : null
         }
@@ -485,7 +437,10 @@ export class Runs extends Context.Service<Runs, {
         yield* runs.end(runId, { status: "failed", results: [], winner: null, error: storableText(error) }, yield* DateTime.now)
       })
 
-      return Runs.of({ start, list, get, results, cancel, prepare, ask, finish, fail, runSchedules })
+      const describe = (runId: string) =>
+        Effect.map(runOf(runId), (run) => ({ improve_dataset: run.improve_dataset, leaderboard_id: run.leaderboard_id }))
+
+      return Runs.of({ start, list, get, results, cancel, describe, prepare, ask, finish, fail, runSchedules })
     })
   )
 }

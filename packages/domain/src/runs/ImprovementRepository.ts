@@ -1,0 +1,39 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { Improvement, ImprovementTarget } from "./Improvement.ts"
+
+/** A target as stored: its place in the job. */
+export interface StoredTarget extends ImprovementTarget {
+  readonly key: string
+}
+
+/**
+ * Improve-dataset jobs, their targets, and the improved references they publish. One job runs per
+ * leaderboard at a time. A proposed reference is saved once per target; publishing makes the job's
+ * references the leaderboard's next derived version, replacing older references of the same inputs.
+ */
+export class ImprovementRepository extends Context.Service<ImprovementRepository, {
+  /** Stores the job, unless one is running for the leaderboard: then that one is answered. */
+  readonly start: (job: Improvement) => Effect.Effect<Improvement>
+  /** Stores the job's targets and counts them, once (a repeat changes nothing). */
+  readonly prepare: (jobId: string, targets: ReadonlyArray<StoredTarget>) => Effect.Effect<void>
+  readonly find: (id: string) => Effect.Effect<Option.Option<Improvement>>
+  readonly latest: (leaderboardId: string) => Effect.Effect<Option.Option<Improvement>>
+  /** Up to `size` targets after index `after` without a proposal yet, in index order. */
+  readonly pending: (jobId: string, after: number, size: number) => Effect.Effect<ReadonlyArray<StoredTarget>>
+  readonly propose: (jobId: string, index: number, reference: string | null) => Effect.Effect<void>
+  /** The job's proposals become the next derived version; the job succeeds. Idempotent. */
+  readonly publish: (jobId: string, now: DateTime.Utc) => Effect.Effect<void>
+  readonly fail: (jobId: string, error: string, now: DateTime.Utc) => Effect.Effect<void>
+  /** The improved references of these inputs (by key), and the derived version they belong to. */
+  readonly references: (
+    leaderboardId: string,
+    keys: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, { readonly reference: string; readonly version: number }>>
+  /** What the latest succeeded run's candidates answered, by input key. */
+  readonly latestAnswers: (leaderboardId: string) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>>
+}>()("@podium/domain/runs/ImprovementRepository") {}
+
+/** Runs an improve-dataset job durably. */
+export class ImprovementQueue extends Context.Service<ImprovementQueue, {
+  readonly enqueue: (job: Improvement) => Effect.Effect<void>
+}>()("@podium/domain/runs/ImprovementQueue") {}
