@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
 import { wilson } from "@podium/domain/runs"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
-import { aCandidate, aLeaderboard, apiToken, type NewLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
+import {
+  aCandidate,
+  aCase,
+  aLeaderboard,
+  apiToken,
+  createCase,
+  generate,
+  humanLeaderboard,
+  type NewLeaderboard,
+  type SignedIn,
+  signedIn
+} from "./support/Builders.ts"
 import { expectError } from "./support/Client.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 
@@ -382,5 +393,70 @@ describe("improve-dataset", () => {
 
     const noJudge = await leaderboardWith(["right"])
     await expectError(owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: noJudge.id }, payload: undefined })), 409, "not_runnable")
+  })
+})
+
+describe("judge calibration", () => {
+  it("reports the judge's agreement with people who judged the same answers", async () => {
+    fake.models["calibrated/judge"] = (_: string, body: any) => {
+      const content = String(body.messages.at(-1).content)
+      const answer = content.match(/<answer>\n([\s\S]*?)\n<\/answer>/)?.[1] ?? ""
+      const reference = content.match(/<reference>\n([\s\S]*?)\n<\/reference>/)?.[1] ?? ""
+      return JSON.stringify({ verdict: answer.toLowerCase().includes(reference.toLowerCase()) ? "correct" : "incorrect", reason: "" })
+    }
+    await owner.api((c) => c.integrations.validate({ payload: { provider: "router", token: routerKey } }))
+
+    // people judge right and partly on q1, q7, q8 — and call partly's (correct) a1 incorrect
+    const human = await humanLeaderboard(owner.api, ["right", "partly"].map((model) =>
+      aCandidate(`${fake.url}/v1`, { name: model, model_name: model })
+    ))
+    const people: Record<string, Record<string, "correct" | "incorrect">> = {
+      q1: { right: "correct", partly: "incorrect" },
+      q7: { right: "correct", partly: "incorrect" },
+      q8: { right: "correct", partly: "incorrect" }
+    }
+    for (const [input, verdicts] of Object.entries(people)) {
+      const { body } = await createCase(owner.api, human.id, aCase({ input }))
+      await generate(owner.api, human.id, body.id)
+      await expect.poll(async () =>
+        (await owner.api((c) => c.human.getCase({ params: { leaderboard_id: human.id, case_id: body.id } }))).status
+      , { timeout: 10_000, interval: 50 }).toBe("generated")
+      const generated = await owner.api((c) => c.human.getCase({ params: { leaderboard_id: human.id, case_id: body.id } }))
+      // right answers " A1.  " (padded), partly "a1" or "no idea": that tells whose response is whose
+      const verdictOn = (output: string | null) => /^\s/.test(output ?? "") ? verdicts["right"]! : verdicts["partly"]!
+      await owner.api((c) =>
+        c.human.saveReview({
+          params: { leaderboard_id: human.id, case_id: body.id },
+          payload: {
+            revision: generated.revision,
+            confirm: true,
+            review: { verdicts: Object.fromEntries(generated.responses.map((r) => [r.id, verdictOn(r.output)])), reference: "", notes: "" }
+          }
+        })
+      )
+    }
+
+    const { id } = await leaderboardWith(["right", "partly"], { eval_type: "judge", judge_provider: "router", judge_model: "calibrated/judge" })
+    const done = await ended(id, (await startRun(id)).run.id)
+    const calibration = await owner.api((c) => c.runs.agreement({ params: { leaderboard_id: id, run_id: done.id } }))
+    // six pairs: the judge says correct to right (3) and to partly on q1, incorrect to partly on q7, q8;
+    // people agree on five: po = 5/6, pe = 4/6·3/6 + 2/6·3/6 = 1/2, kappa = (5/6 − 1/2)/(1/2) = 2/3
+    expect(calibration).toMatchObject({
+      n: 6,
+      confusion: {
+        judge_correct_human_correct: 3,
+        judge_correct_human_incorrect: 1,
+        judge_incorrect_human_correct: 0,
+        judge_incorrect_human_incorrect: 2
+      }
+    })
+    expect(calibration.percent_agreement).toBeCloseTo(100 * 5 / 6, 10)
+    expect(calibration.kappa).toBeCloseTo(2 / 3, 10)
+    expect(calibration.kappa_low!).toBeLessThan(2 / 3)
+    expect(calibration.kappa_high!).toBeGreaterThan(2 / 3)
+
+    const exact = await leaderboardWith(["right"])
+    const exactRun = await ended(exact.id, (await startRun(exact.id)).run.id)
+    await expectError(owner.api((c) => c.runs.agreement({ params: { leaderboard_id: exact.id, run_id: exactRun.id } })), 409, "not_runnable")
   })
 })

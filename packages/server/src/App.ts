@@ -28,6 +28,7 @@ import { DatasetImprovements, RunConcurrency, RunDatasets, Runs } from "@podium/
 import { RunsHttp } from "@podium/adapters-http/runs/RunsHttp"
 import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
 import { ImprovementRepositoryPg } from "@podium/adapters-pg/runs/ImprovementRepositoryPg"
+import { HumanVerdictsPg } from "@podium/adapters-pg/runs/HumanVerdictsPg"
 import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
 import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
@@ -181,6 +182,7 @@ export const layerServices = (config: PodiumConfig) =>
       DatasetLabelRepositoryPg.layer,
       RunRepositoryPg.layer,
       ImprovementRepositoryPg.layer,
+      HumanVerdictsPg.layer,
       ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(

@@ -45,6 +45,20 @@ const ImprovementView = Schema.Struct({
   finished_at: Schema.NullOr(IsoTimestamp)
 }).annotate({ identifier: "DatasetImprovement" })
 
+const AgreementView = Schema.Struct({
+  n: Schema.Int,
+  percent_agreement: Schema.NullOr(Schema.Number),
+  kappa: Schema.NullOr(Schema.Number),
+  kappa_low: Schema.NullOr(Schema.Number),
+  kappa_high: Schema.NullOr(Schema.Number),
+  confusion: Schema.Struct({
+    judge_correct_human_correct: Schema.Int,
+    judge_correct_human_incorrect: Schema.Int,
+    judge_incorrect_human_correct: Schema.Int,
+    judge_incorrect_human_incorrect: Schema.Int
+  })
+}).annotate({ identifier: "JudgeAgreement" })
+
 const params = { leaderboard_id: LeaderboardId }
 const runParams = { leaderboard_id: LeaderboardId, run_id: Schema.String.check(Schema.isUUID()) }
 const run = "leaderboards:run" as const
@@ -85,6 +99,18 @@ export class RunsApi extends HttpApiGroup.make("runs")
       summary: "The run's rows",
       description: "Each row asked: input, reference, and every candidate's answer so far with its verdict, the " +
         "judge's reason, error, latency and cost. Paginated in row order."
+    })),
+    HttpApiEndpoint.get("agreement", "/api/leaderboards/:leaderboard_id/runs/:run_id/agreement", {
+      params: runParams,
+      success: AgreementView,
+      error: [NotFound, NotRunnable]
+    }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
+      summary: "Judge-human agreement of a judge run",
+      description: "Calibrates the judge: its verdicts on answers that people also judged in human evaluation (a " +
+        "confirmed case of this workspace with the same input, whose response has the same text), with " +
+        "abstentions and judge failures left out. `n` pairs, percent agreement, Cohen's kappa with its 95% interval " +
+        "(large-sample standard error; null when undefined, e.g. no pairs or one class only on both sides) and " +
+        "the confusion matrix. 409 `not_runnable` for runs scored exactly."
     })),
     HttpApiEndpoint.post("cancel", "/api/leaderboards/:leaderboard_id/runs/:run_id/cancel", {
       params: runParams,

@@ -73,6 +73,10 @@ export const RunsHttp = HttpApiBuilder.group(
           const job = yield* improvements.latest(yield* CurrentPrincipal, params.leaderboard_id)
           return { improvement: job._tag === "Some" ? improvementView(job.value) : null }
         }).pipe(mapDomainErrors))
+      .handle("agreement", ({ params }) =>
+        Effect.gen(function*() {
+          return yield* runs.agreement(yield* CurrentPrincipal, params.leaderboard_id, params.run_id)
+        }).pipe(mapDomainErrors))
       .handle("cancel", ({ params }) =>
         Effect.gen(function*() {
           return { run: runView(yield* runs.cancel(yield* CurrentPrincipal, params.leaderboard_id, params.run_id)) }

@@ -29,6 +29,8 @@ import { type Cell, inputKey, isActive, Run, type RunDataset, type RunRow, type 
 import { DatasetUnavailable } from "./RunDatasetSource.ts"
 import { RunDatasets } from "./RunDatasets.ts"
 import { ImprovementRepository } from "./ImprovementRepository.ts"
+import { type Agreement, agreement } from "./Agreement.ts"
+import { HumanVerdicts } from "./HumanVerdicts.ts"
 import { chooseRows, mapRows } from "./RunRows.ts"
 import { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "./RunErrors.ts"
 import { type ResultRow, RunQueue, RunRepository } from "./RunRepository.ts"
@@ -80,6 +82,12 @@ export class Runs extends Context.Service<Runs, {
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<{ readonly run: Run; readonly rows: ReadonlyArray<ResultRow> }, NotFound>
   readonly cancel: (principal: Principal, leaderboardId: LeaderboardId, runId: string) => Effect.Effect<Run, NotFound | RunEnded>
+  /** How far the run's judge agrees with people who judged the same answers (judge runs only). */
+  readonly agreement: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    runId: string
+  ) => Effect.Effect<Agreement, NotFound | NotRunnable>
   /** What the run's steps need to know of it. */
   readonly describe: (runId: string) => Effect.Effect<{ readonly improve_dataset: boolean; readonly leaderboard_id: string }>
   /** Step 1: fixes the run's rows (fetched or read now) and marks it running; answers how many, and who is asked. */
@@ -104,6 +112,7 @@ export class Runs extends Context.Service<Runs, {
       const datasets = yield* DatasetRepository
       const datasetRows = yield* RunDatasets
       const improvements = yield* ImprovementRepository
+      const humans = yield* HumanVerdicts
       const targets = yield* ChatTargets
       const provider = yield* ChatProvider
       const catalogue = yield* PriceCatalogue
@@ -437,10 +446,18 @@ export class Runs extends Context.Service<Runs, {
         yield* runs.end(runId, { status: "failed", results: [], winner: null, error: storableText(error) }, yield* DateTime.now)
       })
 
+      const agreementOf = Effect.fn("Runs.agreement")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+        const run = yield* visibleRun(principal, leaderboardId, runId)
+        if (run.eval_type !== "judge") {
+          return yield* new NotRunnable({ leaderboard_id: leaderboardId, message: "Agreement compares a judge's verdicts: this run scored exactly" })
+        }
+        return agreement(yield* humans.pairs(runId))
+      })
+
       const describe = (runId: string) =>
         Effect.map(runOf(runId), (run) => ({ improve_dataset: run.improve_dataset, leaderboard_id: run.leaderboard_id }))
 
-      return Runs.of({ start, list, get, results, cancel, describe, prepare, ask, finish, fail, runSchedules })
+      return Runs.of({ start, list, get, results, cancel, agreement: agreementOf, describe, prepare, ask, finish, fail, runSchedules })
     })
   )
 }
