@@ -143,8 +143,11 @@ export const runRepositoryContract = (
           yield* runs.create(first)
           assert.deepStrictEqual(yield* found(first.id), runView(first))
           assert.isTrue(Option.isNone(yield* runs.find(uuid())))
+          assert.deepStrictEqual(yield* runs.status(first.id), Option.some("queued" as const))
+          assert.isTrue(Option.isNone(yield* runs.status(uuid())))
 
           yield* runs.end(first.id, cancelled, at(1))
+          assert.deepStrictEqual(yield* runs.status(first.id), Option.some("cancelled" as const))
           // two at the same instant: the greater id first
           const [low, high] = [uuid(), uuid()].sort()
           yield* runs.create(aRun(leaderboard, { id: low!, created_at: at(2) }))

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { CandidateResult, Run, RunDataset, RunInProgress, RunProgress, RunRepository } from "@podium/domain/runs"
+import { CandidateResult, Run, RunDataset, RunInProgress, RunProgress, RunRepository, type RunStatus } from "@podium/domain/runs"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
 const RunRow = Schema.Struct({
@@ -66,6 +66,11 @@ const layer = Layer.effect(
           }
           yield* sql`UPDATE leaderboards SET status = 'running', version = version + 1 WHERE id = ${run.leaderboard_id}`
         })).pipe(Effect.catchTag("SqlError", Effect.die)),
+      status: (id) =>
+        sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${id}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => row.status)),
+          Effect.orDie
+        ),
       find,
       list: (leaderboardId, page) =>
         runs("r.leaderboard_id = $1 ORDER BY r.created_at DESC, r.id DESC LIMIT $2 OFFSET $3", [

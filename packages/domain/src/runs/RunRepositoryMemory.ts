@@ -145,6 +145,7 @@ const layer = Layer.effect(
             return [undefined, new Map(tables).set(run.id, stored)] as const
           })
         ),
+      status: (id) => read((tables) => Option.map(Option.fromUndefinedOr(tables.get(id)), (stored) => stored.run.status)),
       find: (id) => read((tables) => Option.map(Option.fromUndefinedOr(tables.get(id)), runOf)),
       list: (leaderboardId, page) =>
         read((tables) =>

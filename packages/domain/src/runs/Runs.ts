@@ -410,8 +410,8 @@ export class Runs extends Context.Service<Runs, {
           })
 
         // a cancelled run stops between calls: its status is looked at twice a second meanwhile
-        const cancelled = runs.find(runId).pipe(
-          Effect.map((found) => Option.isNone(found) || found.value.status !== "running"),
+        const cancelled = runs.status(runId).pipe(
+          Effect.map((status) => Option.isNone(status) || status.value !== "running"),
           Effect.repeat({ until: (stop) => stop, schedule: Schedule.spaced("500 millis") }),
           Effect.asVoid
         )
