@@ -5,6 +5,8 @@ import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { aCandidate, aLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
 import { expectValidation } from "./support/Client.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
+import { query } from "./support/sql.ts"
+import { randomUUID } from "node:crypto"
 
 // The scheduler looks every second here (RUN_SCHEDULER_CRON), so a seconds-level schedule runs in a test.
 
@@ -82,5 +84,21 @@ describe("schedules", () => {
     // the occurrences were claimed all the same: next_run_at moves on
     const { leaderboard: after } = await owner.api((c) => c.leaderboards.get({ params: { leaderboard_id: ended } }))
     expect(Date.parse(String(after.schedule["next_run_at"]))).toBeGreaterThan(Date.now() - 2_000)
+  })
+})
+
+describe("runs left queued", () => {
+  it("a run stored but never enqueued (a crash in between) is enqueued again and runs", async () => {
+    const id = await leaderboard()
+    const [candidate] = (await owner.api((c) => c.leaderboards.get({ params: { leaderboard_id: id } }))).models
+    const runId = randomUUID()
+    await query(podium.databaseUrl, (sql) =>
+      sql`INSERT INTO runs (id, leaderboard_id, workspace_id, status, run_source, eval_type, model_ids, improve_dataset,
+            prior_status, created_at)
+          VALUES (${runId}, ${id}, ${owner.workspace}, 'queued', 'manual', 'exact', ${[candidate!.id]}::uuid[], false, 'active',
+            now() - interval '2 minutes')`)
+    await expect.poll(async () =>
+      (await owner.api((c) => c.runs.get({ params: { leaderboard_id: id, run_id: runId } }))).run.status
+    , { timeout: 20_000, interval: 100 }).toBe("succeeded")
   })
 })

@@ -145,9 +145,12 @@ export const runRepositoryContract = (
           assert.isTrue(Option.isNone(yield* runs.find(uuid())))
           assert.deepStrictEqual(yield* runs.status(first.id), Option.some("queued" as const))
           assert.isTrue(Option.isNone(yield* runs.status(uuid())))
+          assert.include((yield* runs.queuedBefore(at(1))).map((r) => r.id), first.id)
+          assert.notInclude((yield* runs.queuedBefore(t0)).map((r) => r.id), first.id)
 
           yield* runs.end(first.id, cancelled, at(1))
           assert.deepStrictEqual(yield* runs.status(first.id), Option.some("cancelled" as const))
+          assert.notInclude((yield* runs.queuedBefore(at(9))).map((r) => r.id), first.id)
           // two at the same instant: the greater id first
           const [low, high] = [uuid(), uuid()].sort()
           yield* runs.create(aRun(leaderboard, { id: low!, created_at: at(2) }))

@@ -55,9 +55,15 @@ export const consolidateDatasets = Effect.gen(function*() {
   return consolidated
 }).pipe(Effect.withSpan("Jobs.consolidateDatasets"))
 
-/** Leaderboards' run schedules: every due one starts a run (each occurrence claimed once, by one instance). */
+/**
+ * Leaderboards' run schedules: every due one starts a run (each occurrence claimed once, by one
+ * instance). Runs left queued by a crash before their job was enqueued are enqueued again.
+ */
 export const scheduledRuns = Effect.gen(function*() {
-  const started = yield* (yield* Runs).runSchedules
+  const runs = yield* Runs
+  const requeued = yield* runs.requeue
+  if (requeued > 0) yield* Effect.logWarning("enqueued queued runs again").pipe(Effect.annotateLogs({ count: requeued }))
+  const started = yield* runs.runSchedules
   if (started > 0) yield* Effect.logInfo("started scheduled runs").pipe(Effect.annotateLogs({ count: started }))
   return started
 }).pipe(Effect.withSpan("Jobs.scheduledRuns"))

@@ -66,6 +66,8 @@ const layer = Layer.effect(
           }
           yield* sql`UPDATE leaderboards SET status = 'running', version = version + 1 WHERE id = ${run.leaderboard_id}`
         })).pipe(Effect.catchTag("SqlError", Effect.die)),
+      queuedBefore: (cutoff) =>
+        runs("r.status = 'queued' AND r.created_at < $1 ORDER BY r.created_at", [toDate(cutoff)]).pipe(Effect.orDie),
       status: (id) =>
         sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${id}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => row.status)),

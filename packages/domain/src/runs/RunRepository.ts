@@ -38,6 +38,8 @@ export interface RunEnd {
 export class RunRepository extends Context.Service<RunRepository, {
   /** Stores the queued run and marks its leaderboard running; RunInProgress names the active run otherwise. */
   readonly create: (run: Run) => Effect.Effect<void, RunInProgress>
+  /** Runs still queued that were created before `cutoff`: their job may never have been enqueued. */
+  readonly queuedBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<Run>>
   /** The run's status alone: cheap enough to look at while it runs. */
   readonly status: (id: string) => Effect.Effect<Option.Option<RunStatus>>
   /** With progress counted now while the run is active. */

@@ -145,6 +145,12 @@ const layer = Layer.effect(
             return [undefined, new Map(tables).set(run.id, stored)] as const
           })
         ),
+      queuedBefore: (cutoff) =>
+        read((tables) =>
+          [...tables.values()]
+            .filter((stored) => stored.run.status === "queued" && DateTime.isLessThan(stored.run.created_at, cutoff))
+            .map(runOf)
+        ),
       status: (id) => read((tables) => Option.map(Option.fromUndefinedOr(tables.get(id)), (stored) => stored.run.status)),
       find: (id) => read((tables) => Option.map(Option.fromUndefinedOr(tables.get(id)), runOf)),
       list: (leaderboardId, page) =>

@@ -99,6 +99,11 @@ export class Runs extends Context.Service<Runs, {
   /** Step 3: ranks, records the winner (served at once) and ends the run. */
   readonly finish: (runId: string) => Effect.Effect<void>
   readonly fail: (runId: string, error: string) => Effect.Effect<void>
+  /**
+   * Enqueues again the runs queued for over a minute: a crash between storing a run and enqueueing
+   * it leaves one (enqueueing is idempotent: a run whose job exists is left to it). Answers how many.
+   */
+  readonly requeue: Effect.Effect<number>
   /** Starts the runs whose schedules are due (`run_source: "schedule"`); answers how many started. */
   readonly runSchedules: Effect.Effect<number>
 }>()("@podium/domain/runs/Runs") {
@@ -190,6 +195,12 @@ export class Runs extends Context.Service<Runs, {
         const { candidates, leaderboard } = yield* leaderboards.get(principal, leaderboardId)
         return yield* launch(leaderboard, candidates, request)
       })
+
+      const requeue = Effect.gen(function*() {
+        const stale = yield* runs.queuedBefore(DateTime.subtract(yield* DateTime.now, { minutes: 1 }))
+        yield* Effect.forEach(stale, queue.enqueue, { discard: true })
+        return stale.length
+      }).pipe(Effect.withSpan("Runs.requeue"))
 
       const runSchedules = Effect.gen(function*() {
         const now = yield* DateTime.now
@@ -457,7 +468,7 @@ export class Runs extends Context.Service<Runs, {
       const describe = (runId: string) =>
         Effect.map(runOf(runId), (run) => ({ improve_dataset: run.improve_dataset, leaderboard_id: run.leaderboard_id }))
 
-      return Runs.of({ start, list, get, results, cancel, agreement: agreementOf, describe, prepare, ask, finish, fail, runSchedules })
+      return Runs.of({ start, list, get, results, cancel, agreement: agreementOf, describe, prepare, ask, finish, fail, requeue, runSchedules })
     })
   )
 }
