@@ -197,10 +197,13 @@ export const leaderboardRepositoryContract = (
           const at = (iso: string) => ({ cron: "0 * * * *", timezone: "UTC", next_run_at: iso })
           const due = new Leaderboard({ ...aLeaderboard(workspace), schedule: at("2026-11-22T10:00:00.000Z") })
           const later = new Leaderboard({ ...aLeaderboard(workspace), schedule: at("2026-11-22T12:00:00.000Z") })
-          for (const l of [due, later]) yield* repository.insert(l)
+          // a schedule stored before schedules were checked may hold anything: it is never due, and no failure
+          const odd = new Leaderboard({ ...aLeaderboard(workspace), schedule: { cron: "hourly", next_run_at: "soon" } })
+          for (const l of [due, later, odd]) yield* repository.insert(l)
           const dueIds = (yield* repository.dueSchedules(t1)).map((l) => l.id)
           assert.include(dueIds, due.id)
           assert.notInclude(dueIds, later.id)
+          assert.notInclude(dueIds, odd.id)
           const claims = yield* Effect.all(
             Array.from({ length: 4 }, () => repository.advanceSchedule(due.id, "2026-11-22T10:00:00.000Z", "2026-11-22T11:00:00.000Z")),
             { concurrency: "unbounded" }

@@ -38,6 +38,14 @@ const persistent = <A, E>(step: Effect.Effect<A, E>): Effect.Effect<A, E> =>
     Effect.catch(Effect.failCause)
   )
 
+/** As `persistent`, without a limit: for the step that gives a run's leaderboard back. */
+const untilLanded = <A>(step: Effect.Effect<A>): Effect.Effect<A> =>
+  step.pipe(
+    Effect.sandbox,
+    Effect.retry({ schedule: Schedule.spaced("10 seconds"), while: (cause) => Cause.hasDies(cause) && !Cause.hasInterrupts(cause) }),
+    Effect.catch(Effect.failCause)
+  )
+
 const Prepared = Schema.Struct({ rows: Schema.Int, model_ids: Schema.Array(Schema.String) })
 
 export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*({ run_id }) {
@@ -58,11 +66,12 @@ export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*(
       error: Schema.Union([DatasetUnavailable, DatasetMissing]),
       execute: persistent(runs.prepare(run_id))
     })
-    yield* Effect.forEach(model_ids, (candidateId, c) =>
+    yield* Effect.forEach(model_ids, (candidateId) =>
       Effect.gen(function*() {
-        for (let from = 0, chunk = 0; from < rows; from += runChunkRows, chunk++) {
+        for (let from = 0; from < rows; from += runChunkRows) {
           yield* Activity.make({
-            name: `ask-${c}-${chunk}`,
+            // named by what it covers, so a deploy that changes the chunk size cannot mistake one for another
+            name: `ask-${candidateId}-${from}-${runChunkRows}`,
             execute: persistent(runs.ask(run_id, candidateId, from, from + runChunkRows))
           })
         }
@@ -75,7 +84,8 @@ export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*(
         ? Effect.failCause(cause as Cause.Cause<never>)
         : Activity.make({
           name: "fail",
-          execute: persistent(runs.fail(run_id, reasonOf(cause)))
+          // a run left `running` would hold its leaderboard: this one step is tried until it lands
+          execute: untilLanded(runs.fail(run_id, reasonOf(cause)))
         })
     )
   )

@@ -52,7 +52,10 @@ const layer = Layer.effect(
       Result: LeaderboardRow,
       execute: (now) =>
         sql`SELECT ${columns} FROM leaderboards
-            WHERE deleted_at IS NULL AND schedule ? 'next_run_at' AND (schedule ->> 'next_run_at')::timestamptz <= ${now}`
+            WHERE deleted_at IS NULL AND schedule ? 'cron'
+              -- schedules stored before they were checked may hold anything: only a timestamp is cast
+              AND (CASE WHEN schedule ->> 'next_run_at' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?Z$'
+                        THEN (schedule ->> 'next_run_at')::timestamptz END) <= ${now}`
     })
     const candidates = SqlSchema.findAll({
       Request: Schema.String,

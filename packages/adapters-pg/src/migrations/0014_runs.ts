@@ -53,6 +53,6 @@ export default Effect.gen(function*() {
       latency_ms double precision,
       cost_usd double precision,
       created_at timestamptz NOT NULL,
-      PRIMARY KEY (run_id, candidate_id, row_idx)
+      PRIMARY KEY (run_id, row_idx, candidate_id)
     )`
 })

@@ -110,10 +110,12 @@ const layer = Layer.effect(
           Effect.orDie
         ),
       saveCell: (runId, cell, now) =>
+        // an ended (cancelled) run takes no more cells
         sql`
           INSERT INTO run_cells (run_id, candidate_id, row_idx, output, verdict, reason, error, latency_ms, cost_usd, created_at)
-          VALUES (${runId}, ${cell.candidate_id}, ${cell.row_index}, ${cell.output}, ${cell.verdict}, ${cell.reason},
-            ${cell.error}, ${cell.latency_ms}, ${cell.cost_usd}, ${toDate(now)})
+          SELECT ${runId}, ${cell.candidate_id}, ${cell.row_index}, ${cell.output}, ${cell.verdict}, ${cell.reason},
+            ${cell.error}, ${cell.latency_ms}::double precision, ${cell.cost_usd}::double precision, ${toDate(now)}
+          WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND status = 'running')
           ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.orDie),
       tallies: (runId) =>
         sql<{
@@ -135,6 +137,8 @@ const layer = Layer.effect(
           FROM run_cells WHERE run_id = ${runId} GROUP BY candidate_id ORDER BY candidate_id`.pipe(Effect.orDie),
       end: (runId, end, now) =>
         sql.withTransaction(Effect.gen(function*() {
+          // the leaderboard first, as `create` takes them: two transactions never wait on each other crosswise
+          yield* sql`SELECT 1 FROM leaderboards WHERE id = (SELECT leaderboard_id FROM runs WHERE id = ${runId}) FOR UPDATE`
           const ended = yield* sql<{ leaderboard_id: string; prior_status: string }>`
             UPDATE runs r SET status = ${end.status}, results = ${pg.json(end.results)},
               winner_leaderboard_model_id = ${end.winner}, error = ${end.error}, finished_at = ${toDate(now)},
@@ -151,6 +155,12 @@ const layer = Layer.effect(
           yield* sql`
             UPDATE leaderboards SET status = ${run.prior_status}, version = version + 1
             WHERE id = ${run.leaderboard_id} AND status = 'running'`
+          // the winner serves only if the run did end as succeeded (a cancel that came first keeps the old one)
+          if (end.status === "succeeded" && end.winner !== null) {
+            yield* sql`
+              UPDATE leaderboards SET ranking_winner_id = ${end.winner}
+              WHERE id = ${run.leaderboard_id} AND ranking_winner_id IS DISTINCT FROM ${end.winner}::uuid`
+          }
           return true
         })).pipe(Effect.orDie),
       results: (runId, page) =>

@@ -29,6 +29,7 @@ describe("scheduleOf", () => {
     [{ cron: "every day" }, "cron"],
     [{ cron: "* * * *" }, "cron"],
     [{ cron: "60 * * * *" }, "cron"],
+    [{ cron: "0 0 31 2 *" }, "cron"],
     [{ cron: 5 }, "cron"],
     [{ timezone: "UTC" }, "cron"],
     [{ cron: "* * * * *", timezone: "Nowhere/City" }, "timezone"],

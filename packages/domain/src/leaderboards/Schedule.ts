@@ -42,7 +42,11 @@ export const scheduleOf = (
   const parsed = Cron.parse(cron.trim(), zone)
   if (Result.isFailure(parsed)) return invalid(`cron: ${parsed.failure.message}`, "cron")
   const schedule = { cron: cron.trim(), timezone: zone }
-  return Result.succeed({ ...schedule, next_run_at: DateTime.formatIso(nextOccurrence(schedule, now)) })
+  // a cron that parses may still never fire ("0 0 31 2 *")
+  const next = Result.try(() => nextOccurrence(schedule, now))
+  return Result.isFailure(next)
+    ? invalid("cron never fires", "cron")
+    : Result.succeed({ ...schedule, next_run_at: DateTime.formatIso(next.success) })
 }
 
 /** The stored schedule, when the leaderboard has one. */

@@ -204,7 +204,8 @@ const layer = Layer.effect(
             const stored = tables.get(runId)
             if (stored === undefined) return yield* Effect.die(new ConstraintViolated({ constraint: "run_cells_run_id_fkey" }))
             const key = cellKey(cell.candidate_id, cell.row_index)
-            if (stored.cells.has(key)) return [undefined, tables] as const
+            // an ended (cancelled) run takes no more cells
+            if (stored.cells.has(key) || stored.run.status !== "running") return [undefined, tables] as const
             return [undefined, new Map(tables).set(runId, { ...stored, cells: new Map(stored.cells).set(key, saved) })] as const
           })
         ),
@@ -234,6 +235,9 @@ const layer = Layer.effect(
             })
             // a client that changed the status meanwhile keeps its change
             yield* setStatus(run.leaderboard_id, (current) => current === "running" ? stored.prior_status : null)
+            if (end.status === "succeeded" && end.winner !== null) {
+              yield* leaderboards.setRankingWinner(run.leaderboard_id as LeaderboardId, end.winner)
+            }
             return [true, new Map(tables).set(runId, { ...stored, run })] as const
           })
         ),

@@ -1,24 +1,45 @@
-import { Result } from "effect"
-import { parseRow, promptInputOf } from "../datasets/index.ts"
+import { promptInputOf } from "../datasets/index.ts"
+import { isStorableText } from "../shared/index.ts"
 import type { RunRow } from "./Run.ts"
 import { sampleRows } from "./Sampling.ts"
 
 export type MappedRow = Omit<RunRow, "index">
 
+const referenceFields = ["expected", "answer", "output", "response", "completion"] as const
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A reference given as a number, a boolean or JSON (a class label, a structured answer) is its JSON text. */
+const referenceOf = (row: Record<string, unknown>): string | null => {
+  for (const field of referenceFields) {
+    const value = row[field]
+    if (value === undefined || value === null || value === "") continue
+    return typeof value === "string" ? value : JSON.stringify(value)
+  }
+  return null
+}
+
 /**
- * A dataset's raw rows as a run asks them, each mapped as push rows are: the input is the first of
- * messages, input, prompt, question, query; the reference the first of expected, answer, output,
- * response, completion. Rows without an input (or with text Postgres cannot hold) are skipped.
+ * A dataset's raw rows as a run asks them, each mapped by the contract's rule: the input is the first
+ * of messages, input, prompt, question, query; the reference the first of expected, answer, output,
+ * response, completion (a non-text reference as its JSON). Other fields, whatever their types, are
+ * not looked at: a file's rows are not pushed rows. Rows without an input, or with text Postgres
+ * cannot hold (U+0000, lone surrogates), are skipped.
  */
 export const mapRows = (raw: ReadonlyArray<unknown>): { readonly rows: ReadonlyArray<MappedRow>; readonly skipped: number } => {
   const rows: Array<MappedRow> = []
-  for (let i = 0; i < raw.length; i++) {
-    const parsed = parseRow(raw[i], i)
-    if (Result.isFailure(parsed)) continue
-    const prompt = promptInputOf(raw[i] as Record<string, unknown>)
+  for (const value of raw) {
+    if (!isRecord(value)) continue
+    const prompt = promptInputOf(value)
     const messages = prompt.messages ?? []
     const lastUser = [...messages].reverse().find((m) => m.role === "user") ?? messages[messages.length - 1]
-    rows.push({ prompt, input: parsed.success.input ?? lastUser?.content ?? "", reference: parsed.success.reference })
+    const input = prompt.input ?? prompt.prompt ?? prompt.question ?? prompt.query ?? lastUser?.content
+    if (input === undefined) continue
+    const reference = referenceOf(value)
+    const texts = [input, reference ?? "", ...messages.flatMap((m) => [m.role, m.content])]
+    if (!texts.every(isStorableText)) continue
+    rows.push({ prompt, input, reference })
   }
   return { rows, skipped: raw.length - rows.length }
 }

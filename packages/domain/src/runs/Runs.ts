@@ -186,8 +186,15 @@ export class Runs extends Context.Service<Runs, {
           started_at: null,
           finished_at: null
         })
-        yield* runs.create(run)
-        yield* queue.enqueue(run)
+        // stored and enqueued together; should enqueueing fail, the scheduler's tick enqueues it again
+        yield* Effect.uninterruptible(Effect.andThen(
+          runs.create(run),
+          queue.enqueue(run).pipe(
+            Effect.catchCause((cause) =>
+              Effect.logError("run not enqueued: the scheduler will", cause).pipe(Effect.annotateLogs({ run_id: run.id }))
+            )
+          )
+        ))
         return run
       })
 
@@ -213,12 +220,11 @@ export class Runs extends Context.Service<Runs, {
           if (!(yield* repository.advanceSchedule(leaderboard.id, schedule.value.next_run_at, next))) continue
           if (!schedulesRuns(leaderboard, now)) continue
           const candidates = yield* repository.candidates(leaderboard.id)
+          // one leaderboard's trouble never holds the others
           yield* launch(leaderboard, candidates, { run_source: "schedule" }).pipe(
             Effect.tap(() => Effect.sync(() => started++)),
-            Effect.catch((error) =>
-              Effect.logWarning("scheduled run not started").pipe(
-                Effect.annotateLogs({ leaderboard_id: leaderboard.id, reason: error._tag })
-              )
+            Effect.catchCause((cause) =>
+              Effect.logWarning("scheduled run not started", cause).pipe(Effect.annotateLogs({ leaderboard_id: leaderboard.id }))
             )
           )
         }
@@ -448,9 +454,10 @@ export class Runs extends Context.Service<Runs, {
           }
         }))
         const winner = winnerOf(ranked)
-        // the winner serves before the run says it succeeded, so whoever sees the result sees it served
-        if (winner !== null) yield* repository.setRankingWinner(run.leaderboard_id as LeaderboardId, winner)
-        yield* runs.end(runId, { status: "succeeded", results: ranked, winner, error: null }, yield* DateTime.now)
+        // the winner is recorded with the run's end (not if a cancel came first); this instance's copy
+        // of the leaderboard is dropped at once, the others' when the database announces the change
+        const ended = yield* runs.end(runId, { status: "succeeded", results: ranked, winner, error: null }, yield* DateTime.now)
+        if (ended && winner !== null) yield* repository.setRankingWinner(run.leaderboard_id as LeaderboardId, winner)
       })
 
       const fail = Effect.fn("Runs.fail")(function*(runId: string, error: string) {
