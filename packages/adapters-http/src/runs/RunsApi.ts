@@ -118,8 +118,9 @@ export class RunsApi extends HttpApiGroup.make("runs")
       error: [NotFound, RunEnded]
     }).annotateMerge(requiresScope(run)).annotateMerge(OpenApi.annotations({
       summary: "Cancel a run",
-      description: "The run stops asking (calls in flight finish) and the leaderboard gets its status back; its " +
-        "answers so far stay in its results. 409 `run_ended` when it had ended."
+      description: "The run stops asking within half a second (answers arriving after the cancel are not kept) " +
+        "and the leaderboard gets its status back; its answers so far stay in its results. 409 `run_ended` when " +
+        "it had ended."
     })),
     HttpApiEndpoint.post("improveDataset", "/api/leaderboards/:leaderboard_id/improve-dataset", {
       params,
