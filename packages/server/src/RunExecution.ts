@@ -66,16 +66,16 @@ export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*(
       error: Schema.Union([DatasetUnavailable, DatasetMissing]),
       execute: persistent(runs.prepare(run_id))
     })
+    const chunks = Array.from({ length: Math.ceil(rows / runChunkRows) }, (_, i) => i * runChunkRows)
+    // the candidates side by side; each works on two chunks at a time, its calls in flight bounded
+    // across both (Runs.ask), so the next chunk fills in while the last calls of one are out
     yield* Effect.forEach(model_ids, (candidateId) =>
-      Effect.gen(function*() {
-        for (let from = 0; from < rows; from += runChunkRows) {
-          yield* Activity.make({
-            // named by what it covers, so a deploy that changes the chunk size cannot mistake one for another
-            name: `ask-${candidateId}-${from}-${runChunkRows}`,
-            execute: persistent(runs.ask(run_id, candidateId, from, from + runChunkRows))
-          })
-        }
-      }), { concurrency: "unbounded", discard: true })
+      Effect.forEach(chunks, (from) =>
+        Activity.make({
+          // named by what it covers, so a deploy that changes the chunk size cannot mistake one for another
+          name: `ask-${candidateId}-${from}-${runChunkRows}`,
+          execute: persistent(runs.ask(run_id, candidateId, from, from + runChunkRows))
+        }), { concurrency: 2, discard: true }), { concurrency: "unbounded", discard: true })
     yield* Activity.make({ name: "finish", execute: persistent(runs.finish(run_id)) })
   })
   yield* work.pipe(

@@ -1,4 +1,4 @@
-import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule, Semaphore } from "effect"
 import type { Principal } from "../access/index.ts"
 import { DatasetRepository } from "../datasets/index.ts"
 import {
@@ -344,6 +344,23 @@ export class Runs extends Context.Service<Runs, {
           Effect.result
         )
 
+      /**
+       * Calls in flight per run and candidate, across the chunks this instance works on: the next chunk
+       * starts while the last calls of the one before are out, and together they stay within
+       * RUN_CONCURRENCY (no drain to zero at every chunk's end).
+       */
+      const gates = new Map<string, Semaphore.Semaphore>()
+      const gateOf = (runId: string, candidateId: string, permits: number) => {
+        const key = `${runId}:${candidateId}`
+        let gate = gates.get(key)
+        if (gate === undefined) gates.set(key, gate = Semaphore.makeUnsafe(permits))
+        return gate
+      }
+      const dropGates = (runId: string) =>
+        Effect.sync(() => {
+          for (const key of gates.keys()) if (key.startsWith(`${runId}:`)) gates.delete(key)
+        })
+
       const ask = Effect.fn("Runs.ask")(function*(runId: string, candidateId: string, from: number, to: number) {
         const run = yield* runOf(runId)
         if (run.status !== "running") return
@@ -432,7 +449,11 @@ export class Runs extends Context.Service<Runs, {
           Effect.repeat({ until: (stop) => stop, schedule: Schedule.spaced("500 millis") }),
           Effect.asVoid
         )
-        yield* Effect.raceFirst(Effect.forEach(rows, askRow, { concurrency, discard: true }), cancelled)
+        const gate = gateOf(runId, candidateId, concurrency)
+        yield* Effect.raceFirst(
+          Effect.forEach(rows, (row) => Semaphore.withPermit(gate, askRow(row)), { concurrency, discard: true }),
+          cancelled
+        )
       })
 
       const finish = Effect.fn("Runs.finish")(function*(runId: string) {
@@ -457,11 +478,13 @@ export class Runs extends Context.Service<Runs, {
         // the winner is recorded with the run's end (not if a cancel came first); this instance's copy
         // of the leaderboard is dropped at once, the others' when the database announces the change
         const ended = yield* runs.end(runId, { status: "succeeded", results: ranked, winner, error: null }, yield* DateTime.now)
+        yield* dropGates(runId)
         if (ended && winner !== null) yield* repository.setRankingWinner(run.leaderboard_id as LeaderboardId, winner)
       })
 
       const fail = Effect.fn("Runs.fail")(function*(runId: string, error: string) {
         yield* runs.end(runId, { status: "failed", results: [], winner: null, error: storableText(error) }, yield* DateTime.now)
+        yield* dropGates(runId)
       })
 
       const agreementOf = Effect.fn("Runs.agreement")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {

@@ -26,8 +26,13 @@ export const normaliseAnswer = (text: string): string =>
     .replace(trailingNoise, "")
     .trim()
 
+/** JSON text starts like this; anything else is plain text, and not handed to a parser that would throw. */
+const jsonStart = /^[[{"\-0-9]|^(true|false|null)$/
+
+const notJson: Result.Result<unknown, string> = Result.fail("not JSON")
+
 const parseJson = (text: string): Result.Result<unknown, string> =>
-  Result.try({ try: (): unknown => JSON.parse(text), catch: (e) => (e as Error).message })
+  jsonStart.test(text) ? Result.try({ try: (): unknown => JSON.parse(text), catch: (e) => (e as Error).message }) : notJson
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
