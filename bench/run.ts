@@ -6,6 +6,7 @@ import { HealthBench } from "./HealthBench.ts"
 import { HumanBench } from "./HumanBench.ts"
 import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
 import { conditions, heading, jsonLine, table } from "./Report.ts"
+import { RunBench } from "./RunBench.ts"
 
 /**
  * `npm run bench [-- <name>...]`: runs the named benchmarks, or all of them, each against its own
@@ -17,7 +18,8 @@ const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [
   AuthBench,
   InferenceBench,
   HumanBench,
-  DatasetBench
+  DatasetBench,
+  RunBench
 ]
 
 const usage = () =>

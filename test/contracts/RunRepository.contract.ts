@@ -452,11 +452,11 @@ export const runRepositoryContract = (
           assert.deepStrictEqual(yield* runs.results(uuid(), { limit: 10, offset: 0 }), [])
         }))
 
-      it.effect("text Postgres cannot hold: U+0000 is refused, a lone surrogate in text becomes U+FFFD", () =>
+      it.effect("text Postgres cannot hold: U+0000 in a row is refused, a lone surrogate in its text becomes U+FFFD; cells store both as U+FFFD", () =>
         Effect.gen(function*() {
           const runs = yield* RunRepository
           const run = aRun(yield* aBoard())
-          const [a] = run.model_ids as [string]
+          const [a, b] = run.model_ids as [string, string]
           yield* runs.create(run)
           assert.isTrue(Exit.hasDies(yield* Effect.exit(runs.start(run.id, aDataset(1), [{ ...rowsOf(1)[0]!, input: "a\u0000b" }], at(1)))))
           assert.isTrue(Exit.hasDies(
@@ -464,10 +464,14 @@ export const runRepositoryContract = (
           ))
           assert.strictEqual((yield* found(run.id)).status, "queued")
           yield* runs.start(run.id, aDataset(1), [{ index: 0, prompt: { input: "q" }, input: "q\udc00", reference: null }], at(1))
-          assert.isTrue(Exit.hasDies(yield* Effect.exit(runs.saveCell(run.id, aCell(a, 0, { output: "x\u0000" }), at(2)))))
-          yield* runs.saveCell(run.id, aCell(a, 0, { output: "x\ud800y" }), at(2))
+          // a cell is written with others (one statement): its text never fails the group
+          yield* runs.saveCell(run.id, aCell(a, 0, { output: "x\u0000", reason: "r\u0000", error: "e\udc00" }), at(2))
+          yield* runs.saveCell(run.id, aCell(b, 0, { output: "x\ud800y" }), at(2))
           const [row] = yield* runs.results(run.id, { limit: 1, offset: 0 })
-          assert.deepStrictEqual([row!.input, row!.cells[0]!.output], ["q\uFFFD", "x\uFFFDy"])
+          assert.deepStrictEqual(
+            [row!.input, ...row!.cells.map((c) => [c.candidate_id, c.output, c.reason, c.error])].sort(),
+            ["q\uFFFD", [a, "x\uFFFD", "r\uFFFD", "e\uFFFD"], [b, "x\uFFFDy", aCell(b, 0).reason, aCell(b, 0).error]].sort()
+          )
         }))
     })
   })

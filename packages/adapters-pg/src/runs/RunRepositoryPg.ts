@@ -1,7 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Cause, DateTime, Deferred, Effect, Exit, Layer, Option, Queue, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { CandidateResult, Run, RunDataset, RunInProgress, RunProgress, RunRepository, type RunStatus } from "@podium/domain/runs"
+import { CandidateResult, type Cell, Run, RunDataset, RunInProgress, RunProgress, RunRepository, type RunStatus } from "@podium/domain/runs"
+import { storableText } from "@podium/domain/shared"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
 const RunRow = Schema.Struct({
@@ -27,6 +28,18 @@ const runColumns = `r.id::text AS id, r.leaderboard_id::text AS leaderboard_id, 
   r.results, r.winner_leaderboard_model_id::text AS winner_leaderboard_model_id, r.dataset, r.error,
   r.created_at, r.started_at, r.finished_at`
 
+interface PendingCell {
+  readonly runId: string
+  readonly cell: Cell
+  readonly now: DateTime.Utc
+  readonly done: Deferred.Deferred<void>
+}
+
+const storable = (text: string | null) => text === null ? null : storableText(text)
+
+/** Most cells one statement writes. */
+const cellGroup = 256
+
 /** Rows per INSERT when a run's rows are stored. */
 const rowBatch = 5_000
 
@@ -41,6 +54,41 @@ const layer = Layer.effect(
         Effect.flatMap(decodeRuns),
         Effect.map((rows) => rows.map((row) => new Run(row)))
       )
+
+    /**
+     * Cells are written in groups (group commit): each `saveCell` returns once its group is committed,
+     * so a cell that was answered is stored before its slot asks the next row, as if written alone,
+     * at one statement and one commit for all the cells that arrived meanwhile. An ended (cancelled)
+     * run takes no more cells; a repeated cell changes nothing.
+     */
+    const cells = yield* Queue.unbounded<PendingCell>()
+    const writeCells = (group: ReadonlyArray<PendingCell>) =>
+      sql`
+        INSERT INTO run_cells (run_id, candidate_id, row_idx, output, verdict, reason, error, latency_ms, cost_usd, created_at)
+        SELECT u.run_id, u.candidate_id, u.row_idx, u.output, u.verdict, u.reason, u.error, u.latency_ms, u.cost_usd, u.created_at
+        FROM jsonb_to_recordset(${pg.json(group.map(({ cell, now, runId }) => ({
+          run_id: runId,
+          candidate_id: cell.candidate_id,
+          row_idx: cell.row_index,
+          output: storable(cell.output),
+          verdict: cell.verdict,
+          reason: storable(cell.reason),
+          error: storable(cell.error),
+          latency_ms: cell.latency_ms,
+          cost_usd: cell.cost_usd,
+          created_at: DateTime.formatIso(now)
+        })))}) AS u(run_id uuid, candidate_id uuid, row_idx integer, output text, verdict text, reason text, error text,
+          latency_ms double precision, cost_usd double precision, created_at timestamptz)
+        WHERE EXISTS (SELECT 1 FROM runs r WHERE r.id = u.run_id AND r.status = 'running')
+        ON CONFLICT DO NOTHING`
+    yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+      const group = yield* Queue.takeBetween(cells, 1, cellGroup)
+      const written = yield* Effect.exit(writeCells(group))
+      // the writers hear how their group went: a failure is theirs to retry (the step is run again)
+      for (const { done } of group) {
+        yield* Exit.isSuccess(written) ? Deferred.succeed(done, undefined) : Deferred.die(done, Cause.squash(written.cause))
+      }
+    })))
 
     const find = (id: string) =>
       runs("r.id = $1", [id]).pipe(Effect.map((found) => Option.fromNullishOr(found[0])), Effect.orDie)
@@ -110,13 +158,8 @@ const layer = Layer.effect(
           Effect.orDie
         ),
       saveCell: (runId, cell, now) =>
-        // an ended (cancelled) run takes no more cells
-        sql`
-          INSERT INTO run_cells (run_id, candidate_id, row_idx, output, verdict, reason, error, latency_ms, cost_usd, created_at)
-          SELECT ${runId}, ${cell.candidate_id}, ${cell.row_index}, ${cell.output}, ${cell.verdict}, ${cell.reason},
-            ${cell.error}, ${cell.latency_ms}::double precision, ${cell.cost_usd}::double precision, ${toDate(now)}
-          WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND status = 'running')
-          ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, Effect.orDie),
+        Effect.flatMap(Deferred.make<void>(), (done) =>
+          Effect.andThen(Queue.offer(cells, { runId, cell, now, done }), Deferred.await(done))),
       tallies: (runId) =>
         sql<{
           candidate_id: string

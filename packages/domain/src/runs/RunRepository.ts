@@ -53,6 +53,7 @@ export class RunRepository extends Context.Service<RunRepository, {
   readonly start: (runId: string, dataset: RunDataset, rows: ReadonlyArray<RunRow>, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Rows with index in [from, to) that have no cell of the candidate yet, in index order. */
   readonly pendingRows: (runId: string, candidateId: string, from: number, to: number) => Effect.Effect<ReadonlyArray<RunRow>>
+  /** Once per (row, candidate), while the run is running; text Postgres cannot hold is stored as U+FFFD. */
   readonly saveCell: (runId: string, cell: Cell, now: DateTime.Utc) => Effect.Effect<void>
   readonly tallies: (runId: string) => Effect.Effect<ReadonlyArray<CellTally>>
   /** Ends an active run and gives its leaderboard back its status; false when it had ended already. */

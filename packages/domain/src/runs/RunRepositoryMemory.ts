@@ -194,10 +194,10 @@ const layer = Layer.effect(
             const saved: Cell = {
               row_index: cell.row_index,
               candidate_id: cell.candidate_id,
-              output: yield* nullableText("run_cells.output", cell.output),
+              output: cell.output === null ? null : storableText(cell.output),
               verdict: cell.verdict,
-              reason: yield* nullableText("run_cells.reason", cell.reason),
-              error: yield* nullableText("run_cells.error", cell.error),
+              reason: cell.reason === null ? null : storableText(cell.reason),
+              error: cell.error === null ? null : storableText(cell.error),
               latency_ms: cell.latency_ms,
               cost_usd: cell.cost_usd
             }
