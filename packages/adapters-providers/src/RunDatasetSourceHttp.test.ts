@@ -205,6 +205,16 @@ describe("RunDatasetSourceHttp hub", () => {
       assert.strictEqual(new URL(hubRequests[0]!.path, "http://fake").searchParams.get("dataset"), "acme/private")
     }))
 
+  it.effect("holds the hub's pages together to the byte limit of a file", () =>
+    Effect.gen(function*() {
+      // 250 rows come in three pages of about 7 kB each: each page fits in 10 kB, all three do not
+      assert.strictEqual(
+        yield* failure("https://huggingface.co/datasets/acme/private", { token, layer: sourceLayer({ maxBytes: 10_000 }) }),
+        "the dataset's rows are larger than 0.01 MiB"
+      )
+      assert.lengthOf(yield* fetchRows("https://huggingface.co/datasets/acme/private", { token, layer: sourceLayer({ maxBytes: 60_000 }) }), 250)
+    }))
+
   it.effect("reads the config and split named by a /viewer/ URL, and accepts hf:// URLs", () =>
     Effect.gen(function*() {
       hubRequests.length = 0

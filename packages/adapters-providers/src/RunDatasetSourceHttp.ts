@@ -205,13 +205,17 @@ const make = Effect.fnUntraced(function*(options: RunDatasetSourceHttpOptions) {
     if (hubBase === undefined || hubBase === "") return yield* unavailable("the hub is not configured")
     const headers: Record<string, string> = { accept: "application/json" }
     if (Option.isSome(token)) headers.authorization = `Bearer ${Redacted.value(token.value)}`
+    let received = 0
     const scrub = (text: string) => Option.isNone(token) ? text : redactSecret(text, Redacted.value(token.value))
 
     const call = <A>(path: string, params: Record<string, string>, schema: Schema.Codec<A, string>) =>
       Effect.gen(function*() {
         const target = URL.parse(`${hubBase}${path}?${new URLSearchParams(params)}`)
         if (target === null) return yield* unavailable("the hub's URL is not valid")
-        const answer = yield* get(target, headers, Number.POSITIVE_INFINITY, "the hub").pipe(Effect.mapError(unavailable))
+        // the pages together are held to a file's limit: a dataset read from the hub is no bigger
+        const answer = yield* get(target, headers, maxBytes, "the hub").pipe(Effect.mapError(unavailable))
+        received += answer.body.length
+        if (received > maxBytes) return yield* unavailable(`the dataset's rows are larger than ${mib(maxBytes)}`)
         const text = answer.body.toString("utf8")
         // The hub answers 401 for private and missing datasets alike when it cannot show them.
         if (answer.status === 401 || answer.status === 403 || answer.status === 404) {
