@@ -11,6 +11,7 @@ import { RunDatasets } from "./RunDatasets.ts"
 import { DatasetMissing, NotRunnable } from "./RunErrors.ts"
 import { mapRows } from "./RunRows.ts"
 import { referenceRequest } from "./Improvement.ts"
+import { judgeModelOf } from "./Scoring.ts"
 
 /** Targets one step of a job takes (one durable activity). */
 export const improvePageSize = 32
@@ -21,12 +22,7 @@ const retryable = (error: ChatProviderFailed) =>
 const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittered)
 
 /** The judge that proposes references: the leaderboard's judge model, through the workspace's integration. */
-const judgeOf = (leaderboard: Leaderboard) => {
-  const { judge_model, judge_provider } = leaderboard.challenge
-  return (judge_provider === "router" || judge_provider === "hub") && judge_model !== null && judge_model.trim() !== ""
-    ? Option.some({ provider: judge_provider, model: judge_model } as const)
-    : Option.none()
-}
+const judgeOf = (leaderboard: Leaderboard) => judgeModelOf(leaderboard.challenge)
 
 /**
  * Improve-dataset: the judge model proposes references for rows without one (and, with

@@ -34,7 +34,7 @@ import { HumanVerdicts } from "./HumanVerdicts.ts"
 import { chooseRows, mapRows } from "./RunRows.ts"
 import { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "./RunErrors.ts"
 import { type ResultRow, RunQueue, RunRepository } from "./RunRepository.ts"
-import { exactMatch, judgeRequest, parseJudgeReply } from "./Scoring.ts"
+import { exactMatch, judgeModelOf, judgeRequest, parseJudgeReply } from "./Scoring.ts"
 
 /** Calls in flight at once per candidate (RUN_CONCURRENCY). */
 export const RunConcurrency = Context.Reference<number>("@podium/domain/runs/RunConcurrency", { defaultValue: () => 8 })
@@ -124,12 +124,7 @@ export class Runs extends Context.Service<Runs, {
       const traces = yield* TraceWriter
       const ids = yield* IdGenerator
 
-      const judgeOf = (leaderboard: Leaderboard) => {
-        const { judge_model, judge_provider } = leaderboard.challenge
-        return (judge_provider === "router" || judge_provider === "hub") && judge_model !== null && judge_model.trim() !== ""
-          ? Option.some({ provider: judge_provider, model: judge_model } as const)
-          : Option.none()
-      }
+      const judgeOf = (leaderboard: Leaderboard) => judgeModelOf(leaderboard.challenge)
 
       /** Checks the leaderboard can run, then stores the queued run and enqueues it. */
       const launch = Effect.fnUntraced(function*(leaderboard: Leaderboard, candidates: ReadonlyArray<Candidate>, request: StartRequest) {

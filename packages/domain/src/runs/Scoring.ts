@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import { Option, Result } from "effect"
 
 /**
  * How an answer is scored against a dataset row: exact match for rows with a reference, or an LLM
@@ -127,4 +127,12 @@ export const parseJudgeReply = (text: string): Result.Result<JudgeReply, string>
   }
   if (reply.reason !== undefined && typeof reply.reason !== "string") return Result.fail("The judge's reason is not a string")
   return Result.succeed({ verdict, reason: reply.reason ?? "" })
+}
+
+/** The leaderboard's judge model, when it names one: `judge_provider` router or hub, and `judge_model`. */
+export const judgeModelOf = (challenge: { readonly judge_provider: string | null; readonly judge_model: string | null }) => {
+  const { judge_model, judge_provider } = challenge
+  return (judge_provider === "router" || judge_provider === "hub") && judge_model !== null && judge_model.trim() !== ""
+    ? Option.some({ provider: judge_provider, model: judge_model } as const)
+    : Option.none()
 }
