@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createHash } from "node:crypto"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import { aLeaderboard, pushLeaderboard as createPushLeaderboard, pushRows, pushToken, type SignedIn, signedIn } from "./support/Builders.ts"
+import { aLeaderboard, apiToken, pushLeaderboard as createPushLeaderboard, pushRows, pushToken, type SignedIn, signedIn } from "./support/Builders.ts"
 import { type Caller, client, expectError } from "./support/Client.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 
@@ -80,7 +80,11 @@ describe("push, consolidate, download", () => {
     expect(listed.secret).toBeUndefined()
     expect(listed.tokens.map((t) => t.name)).toEqual(["ingest"])
     expect(JSON.stringify(listed)).not.toContain(issued.secret!)
-    expect(await owner.api((c) => c.datasetAdmin.revokeTokens({ params: { leaderboard_id: id } }))).toEqual({ revoked: 1 })
+    // the body is optional: a POST with none issues a token too
+    const bare = await podium.request("POST", `/v1/leaderboard/${id}/dataset/token`, { token: await apiToken(owner.api, ["leaderboards:write"]) })
+    expect(bare.status, bare.text).toBe(200)
+    expect(bare.body.secret).toMatch(/^hpd_/)
+    expect(await owner.api((c) => c.datasetAdmin.revokeTokens({ params: { leaderboard_id: id } }))).toEqual({ revoked: 2 })
     await expectError(push((c) => c.pushDatasets.status({ params: { leaderboard_id: id } })), 401, "unauthorized")
   })
 

@@ -51,7 +51,7 @@ describe("kill -9 during a run", () => {
         c.leaderboards.addModel({ params: { leaderboard_id: id }, payload: aCandidate(`${fake!.url}/v1`, { name: model, model_name: model }) })
       )
     }
-    const { run } = await owner.api((c) => c.runs.start({ params: { leaderboard_id: id }, payload: undefined }))
+    const { run } = await owner.api((c) => c.runs.start({ params: { leaderboard_id: id }, payload: null }))
 
     // 600 cells, four at a time per candidate at 30 ms: ~2.3 s in all; kill a third of the way in
     await expect.poll(async () => (await runOf(owner.api, id, run.id)).progress.completed, { timeout: 30_000, interval: 20 })

@@ -66,7 +66,7 @@ const leaderboardWith = async (models: ReadonlyArray<string>, overrides: Partial
 }
 
 const startRun = (id: LeaderboardId, payload?: { model_ids?: Array<string>; improve_dataset?: boolean }) =>
-  owner.api((c) => c.runs.start({ params: { leaderboard_id: id }, payload }))
+  owner.api((c) => c.runs.start({ params: { leaderboard_id: id }, payload: payload ?? null }))
 
 const ended = async (id: LeaderboardId, runId: string) => {
   await expect.poll(async () => (await owner.api((c) => c.runs.get({ params: { leaderboard_id: id, run_id: runId } }))).run.status, {
@@ -218,7 +218,7 @@ describe("what cannot run", () => {
     const empty = await leaderboardWith([])
     await expectError(startRun(empty.id), 409, "not_runnable")
     const other = await signedIn(podium, "runs-stranger")
-    await expectError(other.api((c) => c.runs.start({ params: { leaderboard_id: noUrl.id }, payload: undefined })), 404, "not_found")
+    await expectError(other.api((c) => c.runs.start({ params: { leaderboard_id: noUrl.id }, payload: null })), 404, "not_found")
   })
 
   it("fails the run with the reason when the dataset cannot be read", async () => {
@@ -358,7 +358,7 @@ describe("improve-dataset", () => {
     expect(first.results.find((r) => r.leaderboard_model_id === right)).toMatchObject({ correct: 1, total: 2 })
 
     // without replace_references only q8 (no reference) is improved
-    const { improvement } = await owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: undefined }))
+    const { improvement } = await owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: null }))
     expect(improvement).toMatchObject({ status: "running", labeller: "router:labeller/model", replace_references: false })
     expect(await improvementOf(id)).toMatchObject({ status: "succeeded", total: 1, improved: 1, failed: 0, version: 1 })
     const second = await ended(id, (await startRun(id)).run.id)
@@ -366,7 +366,7 @@ describe("improve-dataset", () => {
     expect(second.results.find((r) => r.leaderboard_model_id === right)).toMatchObject({ correct: 2, total: 3 })
 
     // a second job without replace_references finds nothing to do: q8's improved reference counts as its own
-    await owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: undefined }))
+    await owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: null }))
     expect(await improvementOf(id)).toMatchObject({ status: "succeeded", total: 0, improved: 0, version: null })
 
     // right says a7, a8, a9 and partly "no idea" to each: they disagree on all three, so all are proposed
@@ -392,7 +392,7 @@ describe("improve-dataset", () => {
     expect(done.results[0]).toMatchObject({ correct: 3, total: 3 })
 
     const noJudge = await leaderboardWith(["right"])
-    await expectError(owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: noJudge.id }, payload: undefined })), 409, "not_runnable")
+    await expectError(owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: noJudge.id }, payload: null })), 409, "not_runnable")
   })
 })
 
@@ -458,5 +458,36 @@ describe("judge calibration", () => {
     const exact = await leaderboardWith(["right"])
     const exactRun = await ended(exact.id, (await startRun(exact.id)).run.id)
     await expectError(owner.api((c) => c.runs.agreement({ params: { leaderboard_id: exact.id, run_id: exactRun.id } })), 409, "not_runnable")
+  })
+})
+
+describe("starts and cancels racing", () => {
+  it("concurrent starts and cancels on one leaderboard answer 202, 200 or 409, never 500, and leave it usable", async () => {
+    fake.models["slow"] ??= (q) => referenceOf(q)
+    const { id } = await leaderboardWith(["right"])
+    const token = await apiToken(owner.api, ["leaderboards:run", "leaderboards:read"])
+    const statuses: Array<number> = []
+    for (let round = 0; round < 8; round++) {
+      const replies = await Promise.all([
+        podium.request("POST", `/api/leaderboards/${id}/run`, { token }),
+        podium.request("POST", `/api/leaderboards/${id}/run`, { token })
+      ])
+      statuses.push(...replies.map((r) => r.status))
+      const started = replies.find((r) => r.status === 202)
+      if (started !== undefined) {
+        // cancel while it may be ending on its own: the two ends race for the leaderboard
+        const cancel = await podium.request("POST", `/api/leaderboards/${id}/runs/${started.body.run.id}/cancel`, { token })
+        statuses.push(cancel.status)
+      }
+    }
+    expect(statuses.filter((s) => ![200, 202, 409].includes(s))).toEqual([])
+    expect(statuses.filter((s) => s === 202).length).toBeGreaterThanOrEqual(1)
+    const listed = await owner.api((c) => c.runs.list({ params: { leaderboard_id: id }, query: {} }))
+    await expect.poll(async () => (await owner.api((c) => c.leaderboards.get({ params: { leaderboard_id: id } }))).leaderboard.status, {
+      timeout: 10_000
+    }).toBe("active")
+    expect(listed.runs.every((r) => r.status !== "queued" || listed.runs.indexOf(r) === 0)).toBe(true)
+    const last = await ended(id, (await startRun(id)).run.id)
+    expect(last.status).toBe("succeeded")
   })
 })

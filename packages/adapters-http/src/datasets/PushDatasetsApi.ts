@@ -209,10 +209,11 @@ export class DatasetAdminApi extends HttpApiGroup.make("datasetAdmin")
   .add(
     HttpApiEndpoint.post("issueToken", "/v1/leaderboard/:leaderboard_id/dataset/token", {
       params,
-      payload: Schema.optional(Schema.Struct({
+      // body optional: none at all is null (the platform decodes an empty body as null only when null is a payload)
+      payload: [Schema.Struct({
         name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
         issue_token: Schema.optionalKey(Schema.Boolean)
-      })),
+      }), Schema.Null],
       success: Schema.Struct({
         token: Schema.optionalKey(PushToken),
         secret: Schema.optionalKey(Schema.String.annotate({ description: "The push token (`hpd_…`): shown this once" })),

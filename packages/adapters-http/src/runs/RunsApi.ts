@@ -68,7 +68,8 @@ export class RunsApi extends HttpApiGroup.make("runs")
   .add(
     HttpApiEndpoint.post("start", "/api/leaderboards/:leaderboard_id/run", {
       params,
-      payload: Schema.optional(StartRunRequest),
+      // body optional: none at all is null (the platform decodes an empty body as null only when null is a payload)
+      payload: [StartRunRequest, Schema.Null],
       success: Schema.Struct({ run: RunView }).pipe(HttpApiSchema.status(202)),
       error: [NotFound, LeaderboardArchived, NotRunnable, DatasetMissing, RunInProgress]
     }).annotateMerge(requiresScope(run)).annotateMerge(OpenApi.annotations({
@@ -124,7 +125,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
     })),
     HttpApiEndpoint.post("improveDataset", "/api/leaderboards/:leaderboard_id/improve-dataset", {
       params,
-      payload: Schema.optional(Schema.Struct({ replace_references: Schema.optionalKey(Schema.Boolean) })),
+      payload: [Schema.Struct({ replace_references: Schema.optionalKey(Schema.Boolean) }), Schema.Null],
       success: Schema.Struct({ improvement: ImprovementView }).pipe(HttpApiSchema.status(202)),
       error: [NotFound, LeaderboardArchived, NotRunnable, DatasetMissing]
     }).annotateMerge(requiresScope(run)).annotateMerge(OpenApi.annotations({
