@@ -491,3 +491,15 @@ describe("starts and cancels racing", () => {
     expect(last.status).toBe("succeeded")
   })
 })
+
+describe("hostile answers", () => {
+  it("a candidate answering with U+0000 and lone surrogates is scored and stored, and the run ends", async () => {
+    fake.models["poison"] = (q) => `${referenceOf(q)}\u0000\ud800`
+    const { id } = await leaderboardWith(["poison"])
+    const done = await ended(id, (await startRun(id)).run.id)
+    expect(done).toMatchObject({ status: "succeeded", progress: { total: 10, completed: 10, failed: 0 } })
+    expect(done.results[0]).toMatchObject({ correct: 0, total: 10 })
+    const { rows } = await owner.api((c) => c.runs.results({ params: { leaderboard_id: id, run_id: done.id }, query: { limit: 1 } }))
+    expect(rows[0]!.results[0]!.output).toBe("a1\uFFFD\uFFFD")
+  })
+})
