@@ -1,5 +1,8 @@
-import { DateTime, Schema } from "effect"
-import type { PromptInput } from "../leaderboards/index.ts"
+import { DateTime, Result, Schema } from "effect"
+import { type Candidate, type Leaderboard, LeaderboardArchived, type PromptInput } from "../leaderboards/index.ts"
+import { InvalidInput } from "../shared/index.ts"
+import { DatasetMissing, NotRunnable } from "./RunErrors.ts"
+import { judgeModelOf } from "./Scoring.ts"
 
 export const RunStatus = Schema.Literals(["queued", "running", "succeeded", "failed", "cancelled"])
 export type RunStatus = typeof RunStatus.Type
@@ -120,3 +123,38 @@ const canonical = (value: unknown): unknown =>
  * sorted keys (so the same input read back from storage, in another key order, has the same key).
  */
 export const inputKey = (row: Pick<RunRow, "prompt">): string => JSON.stringify(canonical(row.prompt))
+
+/**
+ * Whether the leaderboard can run now, and whom the run asks: the candidates in `modelIds` (all,
+ * when it names none; one that is not a candidate is invalid). Human leaderboards are scored by
+ * reviewers; a judge leaderboard needs its judge; a GET dataset its URL, a PUSH one a version.
+ */
+export const runnable = (
+  leaderboard: Pick<Leaderboard, "id" | "status" | "challenge">,
+  candidates: ReadonlyArray<Candidate>,
+  modelIds: ReadonlyArray<string> | undefined,
+  hasVersion: boolean
+): Result.Result<ReadonlyArray<Candidate>, LeaderboardArchived | NotRunnable | InvalidInput | DatasetMissing> => {
+  const leaderboard_id = leaderboard.id
+  const { dataset_type, dataset_url, eval_type } = leaderboard.challenge
+  if (leaderboard.status === "archived") return Result.fail(new LeaderboardArchived({ leaderboard_id }))
+  if (eval_type === "human") {
+    return Result.fail(new NotRunnable({ leaderboard_id, message: "A human leaderboard is scored by its reviewers: use its cases, not runs" }))
+  }
+  if (eval_type === "judge" && judgeModelOf(leaderboard.challenge)._tag === "None") {
+    return Result.fail(new NotRunnable({ leaderboard_id, message: "A judge leaderboard needs judge_provider (router or hub) and judge_model" }))
+  }
+  const unknown = (modelIds ?? []).find((id) => !candidates.some((c) => c.id === id))
+  if (unknown !== undefined) {
+    return Result.fail(new InvalidInput({ message: `${unknown} is not a candidate of this leaderboard`, path: ["model_ids"] }))
+  }
+  const chosen = modelIds === undefined || modelIds.length === 0 ? candidates : candidates.filter((c) => modelIds.includes(c.id))
+  if (chosen.length === 0) return Result.fail(new NotRunnable({ leaderboard_id, message: "Add a candidate model before running" }))
+  if (dataset_type === "GET" && (dataset_url === null || dataset_url.trim() === "")) {
+    return Result.fail(new DatasetMissing({ leaderboard_id, message: "Set dataset_url, then run" }))
+  }
+  if (dataset_type === "PUSH" && !hasVersion) {
+    return Result.fail(new DatasetMissing({ leaderboard_id, message: "Push rows and consolidate them into a dataset version, then run" }))
+  }
+  return Result.succeed(chosen)
+}

@@ -25,7 +25,7 @@ import {
 } from "../leaderboards/index.ts"
 import { IdGenerator, InvalidInput, NotFound, storableText } from "../shared/index.ts"
 import { rank, winnerOf } from "./Ranking.ts"
-import { type Cell, inputKey, isActive, Run, type RunDataset, type RunRow, type RunSource } from "./Run.ts"
+import { type Cell, inputKey, isActive, Run, type RunDataset, type RunRow, runnable, type RunSource } from "./Run.ts"
 import { DatasetUnavailable } from "./RunDatasetSource.ts"
 import { RunDatasets } from "./RunDatasets.ts"
 import { ImprovementRepository } from "./ImprovementRepository.ts"
@@ -129,40 +129,11 @@ export class Runs extends Context.Service<Runs, {
       /** Checks the leaderboard can run, then stores the queued run and enqueues it. */
       const launch = Effect.fnUntraced(function*(leaderboard: Leaderboard, candidates: ReadonlyArray<Candidate>, request: StartRequest) {
         const leaderboardId = leaderboard.id
-        if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
-        const evalType = leaderboard.challenge.eval_type
-        if (evalType === "human") {
-          return yield* new NotRunnable({
-            leaderboard_id: leaderboardId,
-            message: "A human leaderboard is scored by its reviewers: use its cases, not runs"
-          })
-        }
-        if (evalType === "judge" && Option.isNone(judgeOf(leaderboard))) {
-          return yield* new NotRunnable({
-            leaderboard_id: leaderboardId,
-            message: "A judge leaderboard needs judge_provider (router or hub) and judge_model"
-          })
-        }
-        const chosen = request.model_ids === undefined || request.model_ids.length === 0
-          ? candidates
-          : candidates.filter((c) => request.model_ids!.includes(c.id))
-        const unknown = (request.model_ids ?? []).find((id) => !candidates.some((c) => c.id === id))
-        if (unknown !== undefined) {
-          return yield* new InvalidInput({ message: `${unknown} is not a candidate of this leaderboard`, path: ["model_ids"] })
-        }
-        if (chosen.length === 0) {
-          return yield* new NotRunnable({ leaderboard_id: leaderboardId, message: "Add a candidate model before running" })
-        }
-        const { dataset_type, dataset_url } = leaderboard.challenge
-        if (dataset_type === "GET" && (dataset_url === null || dataset_url.trim() === "")) {
-          return yield* new DatasetMissing({ leaderboard_id: leaderboardId, message: "Set dataset_url, then run" })
-        }
-        if (dataset_type === "PUSH" && (yield* datasets.versions(leaderboardId)).length === 0) {
-          return yield* new DatasetMissing({
-            leaderboard_id: leaderboardId,
-            message: "Push rows and consolidate them into a dataset version, then run"
-          })
-        }
+        const hasVersion = leaderboard.challenge.dataset_type === "PUSH"
+          ? (yield* datasets.versions(leaderboardId)).length > 0
+          : false
+        const chosen = yield* Effect.fromResult(runnable(leaderboard, candidates, request.model_ids, hasVersion))
+        const evalType = leaderboard.challenge.eval_type as "exact" | "judge"
         const run = new Run({
           id: yield* ids.next,
           leaderboard_id: leaderboardId,
