@@ -170,8 +170,92 @@ describe("GET /openapi.json", () => {
       "GET /api/invite-user",
       "POST /api/invite-user",
       "DELETE /api/invite-user",
-      "POST /api/datasets/hub/check"
+      "POST /api/datasets/hub/check",
+      "GET /api/models",
+      "POST /api/models",
+      "GET /api/models/{model_id}",
+      "PATCH /api/models/{model_id}",
+      "DELETE /api/models/{model_id}",
+      "GET /api/models/{model_id}/leaderboards",
+      "GET /api/base-models",
+      "GET /api/models/{model_id}/fine-tune/runs",
+      "POST /api/models/{model_id}/fine-tune/run",
+      "POST /api/models/{model_id}/fine-tune/sync",
+      "GET /api/models/{model_id}/versions"
     ]))
+  })
+})
+
+describe("models in the document", () => {
+  const bodyOf = (method: string, path: string): Schema => {
+    const body = (operation(method, path).requestBody as { content: Record<string, { schema: Schema }> }).content["application/json"]!.schema
+    const members = (body.anyOf ?? [body]).map(resolveSchema).filter((member) => member.type === "object")
+    expect(members, `${method} ${path}`).toHaveLength(1)
+    return members[0]!
+  }
+  const successOf = (method: string, path: string, status: string) =>
+    resolveSchema(operation(method, path).responses[status]!.content!["application/json"]!.schema!)
+
+  it("accepts every field of the create and update requests in snake_case and in its camelCase alias", () => {
+    const pairs = {
+      model_name: "modelName",
+      leaderboard_ids: "leaderboardIds",
+      creation_mode: "creationMode",
+      selected_base_model_version_id: "selectedBaseModelVersionId",
+      selected_base_model_resolution_id: "selectedBaseModelResolutionId",
+      auto_update_model: "autoUpdateModel",
+      continuous_self_learning: "continuousSelfLearning",
+      hypertuning_parameters: "hypertuningParameters",
+      fine_tune_schedule: "fineTuneSchedule"
+    }
+    for (const [method, path] of [["POST", "/api/models"], ["PATCH", "/api/models/{model_id}"]] as const) {
+      const body = bodyOf(method, path)
+      const properties = Object.keys(body.properties ?? {})
+      expect(properties, `${method} ${path}`).toEqual(expect.arrayContaining(["name", "description", ...Object.entries(pairs).flat()]))
+      for (const [field, alias] of Object.entries(pairs)) {
+        expect(body.properties![alias], `${method} ${path} ${alias}`).toMatchObject({ description: expect.stringContaining(field) })
+      }
+    }
+    expect(bodyOf("POST", "/api/models").required).toEqual(["name"])
+    expect(bodyOf("PATCH", "/api/models/{model_id}").required ?? []).toEqual([])
+  })
+
+  it("answers the create with 201 and a fine-tune start with 202, its body optional", () => {
+    expect(Object.keys(operation("POST", "/api/models").responses)).toContain("201")
+    expect(Object.keys(operation("POST", "/api/models/{model_id}/fine-tune/run").responses)).toContain("202")
+    const start = (operation("POST", "/api/models/{model_id}/fine-tune/run").requestBody as { content: Record<string, { schema: Schema }> })
+      .content["application/json"]!.schema
+    expect(start.anyOf?.map((member) => member.type)).toContain("null")
+  })
+
+  it("shows models, runs and versions without their workspace or what training made", () => {
+    const model = resolveSchema(successOf("GET", "/api/models/{model_id}", "200").properties!["model"]!)
+    expect(Object.keys(model.properties!)).toContain("business_id")
+    expect(Object.keys(model.properties!)).not.toContain("workspace_id")
+    const run = resolveSchema(successOf("POST", "/api/models/{model_id}/fine-tune/run", "202").properties!["run"]!)
+    expect(Object.keys(run.properties!)).toEqual(expect.arrayContaining(["id", "model_id", "status", "trigger", "trainer", "metrics"]))
+    expect(Object.keys(run.properties!)).not.toContain("artifact")
+    expect(Object.keys(run.properties!)).not.toContain("workspace_id")
+    const versions = successOf("GET", "/api/models/{model_id}/versions", "200").properties!["versions"] as Schema & { items: Schema }
+    const version = resolveSchema(versions.items)
+    expect(Object.keys(version.properties!)).toEqual(expect.arrayContaining(["version_id", "deployment_status", "inference_url"]))
+    expect(Object.keys(version.properties!)).not.toContain("artifact")
+  })
+
+  it("documents the model assignment codes of the spec as 409s", () => {
+    const conflicts = (method: string, path: string) =>
+      ((operation(method, path).responses["409"]?.content?.["application/json"]?.schema?.anyOf) ?? [])
+        .map((member) => member.$ref?.split("/").at(-1))
+    for (const [method, path] of [["POST", "/api/models"], ["PATCH", "/api/models/{model_id}"]] as const) {
+      expect(conflicts(method, path), `${method} ${path}`).toEqual(expect.arrayContaining([
+        "LeaderboardDatasetMinRowsRequired",
+        "LeaderboardRunningAssignmentBlocked",
+        "NoSuccessfulFineTune"
+      ]))
+    }
+    expect(Errors.LeaderboardDatasetMinRowsRequired.code).toBe("leaderboard_dataset_min_rows_required")
+    expect(Errors.LeaderboardRunningAssignmentBlocked.code).toBe("leaderboard_running_assignment_blocked")
+    expect(Errors.NoSuccessfulFineTune.code).toBe("no_successful_fine_tune")
   })
 })
 

@@ -31,6 +31,27 @@ describe("every API-token route × every single-scope token", () => {
     for (const route of tokenRoutes) expect(Scopes, `${route.method} ${route.path}`).toContain(route.requiredScope)
   })
 
+  it("names the spec's scope on each model and fine-tune route", () => {
+    const spec: Record<string, string> = {
+      "GET /api/models": "models:read",
+      "POST /api/models": "models:write",
+      "GET /api/models/{model_id}": "models:read",
+      "PATCH /api/models/{model_id}": "models:write",
+      "DELETE /api/models/{model_id}": "models:write",
+      "GET /api/models/{model_id}/leaderboards": "models:read",
+      "GET /api/base-models": "models:read",
+      "GET /api/models/{model_id}/fine-tune/runs": "models:read",
+      "POST /api/models/{model_id}/fine-tune/run": "models:fine-tune",
+      "POST /api/models/{model_id}/fine-tune/sync": "models:fine-tune",
+      "GET /api/models/{model_id}/versions": "models:read"
+    }
+    const named = Object.fromEntries(routes.filter((r) => `${r.method} ${r.path}` in spec).map((r) => {
+      expect(r.schemes, `${r.method} ${r.path}`).toEqual(["ApiToken"])
+      return [`${r.method} ${r.path}`, r.requiredScope]
+    }))
+    expect(named).toEqual(spec)
+  })
+
   it("the named scope gets past authorisation, every other scope is 403 insufficient_scope", async () => {
     for (const route of routes.filter((r) => r.schemes.includes("ApiToken"))) {
       for (const scope of Scopes) {

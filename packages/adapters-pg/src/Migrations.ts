@@ -16,6 +16,7 @@ import leaderboardVersion from "./migrations/0012_leaderboard_version.ts"
 import datasets from "./migrations/0013_datasets.ts"
 import runs from "./migrations/0014_runs.ts"
 import datasetImprovements from "./migrations/0015_dataset_improvements.ts"
+import models from "./migrations/0016_models.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -33,7 +34,8 @@ export const loader = PgMigrator.fromRecord({
   "0012_leaderboard_version": leaderboardVersion,
   "0013_datasets": datasets,
   "0014_runs": runs,
-  "0015_dataset_improvements": datasetImprovements
+  "0015_dataset_improvements": datasetImprovements,
+  "0016_models": models
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

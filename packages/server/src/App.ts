@@ -18,6 +18,7 @@ import { InferenceHttp } from "@podium/adapters-http/inference/InferenceHttp"
 import { IntegrationsHttp } from "@podium/adapters-http/integrations/IntegrationsHttp"
 import { InvitesHttp } from "@podium/adapters-http/access/InvitesHttp"
 import { LeaderboardsHttp } from "@podium/adapters-http/leaderboards/LeaderboardsHttp"
+import { ModelsHttp } from "@podium/adapters-http/models/ModelsHttp"
 import { AutoSelectHttp } from "@podium/adapters-http/runs/AutoSelectHttp"
 import { TokensHttp } from "@podium/adapters-http/access/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
@@ -30,6 +31,10 @@ import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
 import { ImprovementRepositoryPg } from "@podium/adapters-pg/runs/ImprovementRepositoryPg"
 import { HumanVerdictsPg } from "@podium/adapters-pg/runs/HumanVerdictsPg"
 import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
+import { FineTuningApiOpenAi } from "@podium/adapters-providers/FineTuningApiOpenAi"
+import { ModelRepositoryPg } from "@podium/adapters-pg/models/ModelRepositoryPg"
+import { FineTuneRepositoryPg } from "@podium/adapters-pg/models/FineTuneRepositoryPg"
+import { BaseModels, FineTuneBaseModels, FineTunePollInterval, FineTunes, Models } from "@podium/domain/models"
 import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
@@ -71,6 +76,7 @@ import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
 import { layerImprovementQueue, layerImprovementWorkflow, layerRunQueue, layerRunWorkflow } from "./RunExecution.ts"
 import { layerJobs } from "./Jobs.ts"
+import { layerFineTuneQueue, layerFineTuneWorkflow } from "./FineTuneExecution.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
 /** A layer whose failure (not an interruption) is replaced by `f` of it. */
@@ -147,7 +153,8 @@ const layerLinks = (config: PodiumConfig) => {
       return target.toString()
     },
     tracesUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/traces?format=jsonl`,
-    datasetPushUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/dataset/push`
+    datasetPushUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/dataset/push`,
+    modelVersionInferenceUrl: (modelId, versionId) => `${base}/v1/models/${modelId}/versions/${versionId}/inference`
   }))
 }
 
@@ -183,6 +190,8 @@ export const layerServices = (config: PodiumConfig) =>
       RunRepositoryPg.layer,
       ImprovementRepositoryPg.layer,
       HumanVerdictsPg.layer,
+      ModelRepositoryPg.layer,
+      FineTuneRepositoryPg.layer,
       ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
@@ -200,6 +209,13 @@ export const layerServices = (config: PodiumConfig) =>
       HubDatasetsHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
       RunDatasetSourceHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
       Layer.succeed(RunConcurrency, config.runConcurrency),
+      FineTuningApiOpenAi.layer({
+        baseUrl: Option.getOrUndefined(config.fineTuneBaseUrl),
+        apiKey: Option.getOrUndefined(config.fineTuneApiKey),
+        timeout: Duration.millis(config.providerTimeoutMs)
+      }),
+      Layer.succeed(FineTuneBaseModels, config.fineTuneBaseModels),
+      Layer.succeed(FineTunePollInterval, Duration.millis(config.fineTunePollIntervalMs)),
       PriceCatalogueRouter.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
       RouterCatalogueHttp.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
       Layer.succeed(BudgetDefaultMaxTokens, config.budgetDefaultMaxTokens),
@@ -225,6 +241,10 @@ export const layerServices = (config: PodiumConfig) =>
         DatasetLabels.layer,
         AutoSelection.layer,
         Layer.mergeAll(Runs.layer, DatasetImprovements.layer).pipe(Layer.provide(RunDatasets.layer)),
+        FineTunes.layer.pipe(
+          Layer.provideMerge(Models.layer),
+          Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
+        ),
         CaseGenerator.layer
       ).pipe(
         Layer.provideMerge(Leaderboards.layer),
@@ -251,7 +271,8 @@ export const layerRoutes = Layer.mergeAll(
       InferenceHttp,
       TracesHttp,
       PushDatasetsHttp,
-      HumanHttp
+      HumanHttp,
+      ModelsHttp
     ]),
     Layer.provide(layerAuthentication)
   ),
@@ -284,11 +305,11 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
   )
   const services = layerServices(config).pipe(
     Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration, layerDatasetLabelQueue, layerRunQueue,
-      layerImprovementQueue)),
+      layerImprovementQueue, layerFineTuneQueue)),
     Layer.provideMerge(platform)
   )
   const jobs = Layer.mergeAll(layerJobs(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
-    layerRunWorkflow, layerImprovementWorkflow)
+    layerRunWorkflow, layerImprovementWorkflow, layerFineTuneWorkflow)
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {

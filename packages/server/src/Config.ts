@@ -62,6 +62,18 @@ export const PodiumConfig = Config.all({
   ).pipe(Config.withDefault(8)),
   datasetConsolidationCron: Config.schema(CronExpression, "DATASET_CONSOLIDATION_CRON").pipe(Config.withDefault("* * * * *")),
   runSchedulerCron: Config.schema(CronExpression, "RUN_SCHEDULER_CRON").pipe(Config.withDefault("* * * * *")),
+  fineTuneBaseUrl: optionalUrl("FINE_TUNE_BASE_URL"),
+  fineTuneApiKey: Config.option(Config.Redacted("FINE_TUNE_API_KEY")),
+  /** Comma-separated model names the `openai` trainer offers. */
+  fineTuneBaseModels: Config.String("FINE_TUNE_BASE_MODELS").pipe(
+    Config.map((names) => names.split(",").map((n) => n.trim()).filter((n) => n !== "")),
+    Config.withDefault<ReadonlyArray<string>>([])
+  ),
+  fineTunePollIntervalMs: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 50, maximum: 3_600_000 })),
+    "FINE_TUNE_POLL_INTERVAL_MS"
+  ).pipe(Config.withDefault(10_000)),
+  fineTuneSchedulerCron: Config.schema(CronExpression, "FINE_TUNE_SCHEDULER_CRON").pipe(Config.withDefault("* * * * *")),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })

@@ -2,6 +2,7 @@ import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
+import { FineTunes } from "@podium/domain/models"
 import { Runs } from "@podium/domain/runs"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 import type { PodiumConfig } from "./Config.ts"
@@ -69,11 +70,31 @@ export const scheduledRuns = Effect.gen(function*() {
 }).pipe(Effect.withSpan("Jobs.scheduledRuns"))
 
 /**
+ * Models' fine-tune schedules and continuous learning: every due model starts a fine-tune (each
+ * occurrence claimed once), and fine-tunes left queued by a crash are enqueued again.
+ */
+export const scheduledFineTunes = Effect.gen(function*() {
+  const fineTunes = yield* FineTunes
+  const requeued = yield* fineTunes.requeue
+  if (requeued > 0) yield* Effect.logWarning("enqueued queued fine-tunes again").pipe(Effect.annotateLogs({ count: requeued }))
+  const started = yield* fineTunes.runSchedules
+  if (started > 0) yield* Effect.logInfo("started scheduled fine-tunes").pipe(Effect.annotateLogs({ count: started }))
+  return started
+}).pipe(Effect.withSpan("Jobs.scheduledFineTunes"))
+
+/**
  * Durable schedules: one run per tick across every instance, kept in Postgres. The dataset check's
  * schedule is `DATASET_CONSOLIDATION_CRON` and the run schedules' check `RUN_SCHEDULER_CRON` (every
- * minute unless set).
+ * minute unless set), the fine-tune schedules' `FINE_TUNE_SCHEDULER_CRON`.
  */
-export const layerJobs = (config: Pick<PodiumConfig, "datasetConsolidationCron" | "runSchedulerCron">) => Layer.mergeAll(
+export const layerJobs = (
+  config: Pick<PodiumConfig, "datasetConsolidationCron" | "runSchedulerCron" | "fineTuneSchedulerCron">
+) => Layer.mergeAll(
+  ClusterCron.make({
+    name: "scheduled-fine-tunes",
+    cron: Cron.parseUnsafe(config.fineTuneSchedulerCron),
+    execute: Effect.asVoid(scheduledFineTunes)
+  }),
   ClusterCron.make({
     name: "scheduled-runs",
     cron: Cron.parseUnsafe(config.runSchedulerCron),

@@ -9,6 +9,7 @@ import { IntegrationsApi } from "../integrations/IntegrationsApi.ts"
 import { InvitesApi } from "../access/InvitesApi.ts"
 import { AutoSelectApi } from "../runs/AutoSelectApi.ts"
 import { LeaderboardsApi } from "../leaderboards/LeaderboardsApi.ts"
+import { ModelsApi } from "../models/ModelsApi.ts"
 import { TokensApi } from "../access/TokensApi.ts"
 import { TracesApi } from "../inference/TracesApi.ts"
 import { RunsApi } from "../runs/RunsApi.ts"
@@ -34,6 +35,7 @@ export class Api extends HttpApi.make("podium")
   .add(PushDatasetsApi)
   .add(DatasetAdminApi)
   .add(HumanApi)
+  .add(ModelsApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
   .annotate(HttpApi.PayloadParseOptions, { errors: "all" })

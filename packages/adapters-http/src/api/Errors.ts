@@ -183,6 +183,39 @@ export class DatasetMissing extends ErrorClass<DatasetMissing>()("DatasetMissing
 export class NotRunnable extends ErrorClass<NotRunnable>()("NotRunnable", 409, "not_runnable") {}
 export class RunEnded extends ErrorClass<RunEnded>()("RunEnded", 409, "run_ended", Schema.Struct({ status: Schema.String })) {}
 export class IdReused extends ErrorClass<IdReused>()("IdReused", 409, "id_reused", Schema.Struct({ id: Schema.String })) {}
+const LeaderboardDetails = Schema.Struct({ leaderboard_id: Schema.String })
+const ModelDetails = Schema.Struct({ model_id: Schema.String })
+export class LeaderboardDatasetMinRowsRequired extends ErrorClass<LeaderboardDatasetMinRowsRequired>()(
+  "LeaderboardDatasetMinRowsRequired",
+  409,
+  "leaderboard_dataset_min_rows_required",
+  LeaderboardDetails
+) {}
+export class LeaderboardRunningAssignmentBlocked extends ErrorClass<LeaderboardRunningAssignmentBlocked>()(
+  "LeaderboardRunningAssignmentBlocked",
+  409,
+  "leaderboard_running_assignment_blocked",
+  LeaderboardDetails
+) {}
+export class NoSuccessfulFineTune extends ErrorClass<NoSuccessfulFineTune>()(
+  "NoSuccessfulFineTune",
+  409,
+  "no_successful_fine_tune",
+  ModelDetails
+) {}
+export class BaseModelUnavailable extends ErrorClass<BaseModelUnavailable>()(
+  "BaseModelUnavailable",
+  409,
+  "base_model_unavailable",
+  ModelDetails
+) {}
+export class FineTuneInProgress extends ErrorClass<FineTuneInProgress>()(
+  "FineTuneInProgress",
+  409,
+  "fine_tune_in_progress",
+  Schema.Struct({ run_id: Schema.String })
+) {}
+export class NoTrainingData extends ErrorClass<NoTrainingData>()("NoTrainingData", 409, "no_training_data", ModelDetails) {}
 // 413, 415, 429
 export class PayloadTooLarge extends ErrorClass<PayloadTooLarge>()(
   "PayloadTooLarge",

@@ -29,6 +29,13 @@ import type {
 import type { NoActiveDeployment, NoServingModel, UpstreamFailed } from "@podium/domain/inference"
 import type { CollectionEnded, EventLimitExceeded, PushTooLarge } from "@podium/domain/datasets"
 import type { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "@podium/domain/runs"
+import type {
+  AssignmentRejected,
+  BaseModelUnavailable,
+  FineTuneInProgress,
+  NoSuccessfulFineTune,
+  NoTrainingData
+} from "@podium/domain/models"
 import * as ApiErrors from "../api/Errors.ts"
 import { apiError } from "../api/Errors.ts"
 
@@ -146,7 +153,24 @@ export const toApiError = {
   RunEnded: (e: RunEnded) =>
     Effect.fail(apiError(ApiErrors.RunEnded, `The run has ended (${e.status})`, { status: e.status })),
   HubDatasetNotFound: (e: HubDatasetNotFound) =>
-    Effect.fail(apiError(ApiErrors.DatasetNotFound, `The hub has no dataset ${e.dataset_id} that this workspace can read`))
+    Effect.fail(apiError(ApiErrors.DatasetNotFound, `The hub has no dataset ${e.dataset_id} that this workspace can read`)),
+  AssignmentRejected: (
+    e: AssignmentRejected
+  ): Effect.Effect<never, ApiErrors.LeaderboardDatasetMinRowsRequired | ApiErrors.LeaderboardRunningAssignmentBlocked> =>
+    Effect.fail(
+      e.reason === "min_rows"
+        ? apiError(ApiErrors.LeaderboardDatasetMinRowsRequired, e.message, { leaderboard_id: e.leaderboard_id })
+        : apiError(ApiErrors.LeaderboardRunningAssignmentBlocked, e.message, { leaderboard_id: e.leaderboard_id })
+    ),
+  NoSuccessfulFineTune: (e: NoSuccessfulFineTune) =>
+    Effect.fail(apiError(ApiErrors.NoSuccessfulFineTune, e.message, { model_id: e.model_id })),
+  BaseModelUnavailable: (e: BaseModelUnavailable) =>
+    Effect.fail(apiError(ApiErrors.BaseModelUnavailable, e.message, { model_id: e.model_id })),
+  FineTuneInProgress: (e: FineTuneInProgress) =>
+    Effect.fail(apiError(ApiErrors.FineTuneInProgress, `Fine-tune ${e.run_id} of this model has not ended: one at a time`, {
+      run_id: e.run_id
+    })),
+  NoTrainingData: (e: NoTrainingData) => Effect.fail(apiError(ApiErrors.NoTrainingData, e.message, { model_id: e.model_id }))
 } as const
 
 type Mapper = typeof toApiError

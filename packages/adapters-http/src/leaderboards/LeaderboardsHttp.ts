@@ -8,7 +8,7 @@ import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
 /** Known fields win over stored unknown ones of the same name. */
-const leaderboardView = (l: Leaderboard): typeof LeaderboardView.Type => ({
+export const leaderboardView = (l: Leaderboard): typeof LeaderboardView.Type => ({
   ...l.extra as typeof LeaderboardView.Type,
   id: l.id,
   business_id: l.workspace_id,

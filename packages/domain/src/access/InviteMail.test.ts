@@ -65,7 +65,7 @@ const deliver = <A>(failures: number, body: (sent: ReadonlyArray<Mail>) => Effec
         ++sends <= failures ? Effect.fail(new MailFailed({ reason: `refused ${sends}` })) : Effect.sync(() => sent.push(mail))
       )
   }))
-  const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "", datasetPushUrl: () => "" }))
+  const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "", datasetPushUrl: () => "", modelVersionInferenceUrl: () => "" }))
   const layer = Layer.mergeAll(InviteRepositoryMemory.layer.pipe(Layer.provide(WorkspaceRepositoryMemory.layer)), mailer, links, TestClock.layer())
   return Effect.runPromise(Effect.provide(Effect.andThen(TestClock.setTime(DateTime.toEpochMillis(t0)), body(sent)), layer))
 }

@@ -25,7 +25,7 @@ const run = <A, E>(
     next: Effect.sync(() => crypto.randomUUID()),
     nextMany: (count) => Effect.sync(() => Array.from({ length: count }, () => crypto.randomUUID()))
   }))
-  const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "", datasetPushUrl: () => "" }))
+  const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "", datasetPushUrl: () => "", modelVersionInferenceUrl: () => "" }))
   const repositories = InviteRepositoryMemory.layer.pipe(Layer.provideMerge(WorkspaceRepositoryMemory.layer))
   const layer = Layer.mergeAll(Members.layer, Identity.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(repositories, ids, queue, links)),

@@ -25,7 +25,8 @@ const secrets = Layer.succeed(TokenSecrets, { mint: notUsed, digest: () => "dige
 const links = Layer.succeed(Links, {
   inviteAcceptUrl: () => "",
   tracesUrl: () => "",
-  datasetPushUrl: (id) => `https://podium.test/v1/leaderboard/${id}/dataset/push`
+  datasetPushUrl: (id) => `https://podium.test/v1/leaderboard/${id}/dataset/push`,
+  modelVersionInferenceUrl: () => ""
 })
 
 const layer = Datasets.layer.pipe(

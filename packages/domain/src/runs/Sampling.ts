@@ -40,3 +40,9 @@ export const sampleRows = <A>(rows: ReadonlyArray<A>, size: number, seed: string
   }
   return indexes.slice(0, wanted).sort((a, b) => a - b).map((i) => rows[i]!)
 }
+
+/** Numbers in [0, 1) from a seed: the same seed always gives the same sequence. */
+export const seededRandom = (seed: string): () => number => mulberry32(fnv1a(seed))
+
+/** 32 bits of a string, for ids and seeds derived from names. */
+export const hash32 = (text: string): number => fnv1a(text)

@@ -8,4 +8,6 @@ export class Links extends Context.Service<Links, {
   readonly tracesUrl: (leaderboardId: string) => string
   /** Where a leaderboard's dataset rows are pushed. */
   readonly datasetPushUrl: (leaderboardId: string) => string
+  /** Exact-version inference of a model (answers only while that version's deployment is active). */
+  readonly modelVersionInferenceUrl: (modelId: string, versionId: string) => string
 }>()("@podium/domain/shared/Links") {}

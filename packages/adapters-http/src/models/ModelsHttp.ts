@@ -1,0 +1,164 @@
+import { DateTime, Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { FineTunes, type FineTuneRun, type Model, type ModelVersion, Models, unalias, type UpdateModelInput } from "@podium/domain/models"
+import { Links, type WorkspaceId } from "@podium/domain/shared"
+import { Api } from "../api/Api.ts"
+import { CurrentPrincipal } from "../api/Security.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
+import { leaderboardView } from "../leaderboards/LeaderboardsHttp.ts"
+import { type FineTuneRunView, type ModelAlias, type ModelView, UpdateModelRequest, type VersionView } from "./ModelsApi.ts"
+
+const iso = (at: DateTime.Utc) => DateTime.formatIso(at)
+const isoOrNull = (at: DateTime.Utc | null) => at === null ? null : DateTime.formatIso(at)
+
+const modelView = (m: Model): typeof ModelView.Type => ({
+  id: m.id,
+  business_id: m.workspace_id as WorkspaceId,
+  name: m.name,
+  model_name: m.model_name,
+  description: m.description,
+  creation_mode: m.creation_mode,
+  selected_base_model_version_id: m.selected_base_model_version_id,
+  selected_base_model_resolution_id: m.selected_base_model_resolution_id,
+  auto_update_model: m.auto_update_model,
+  continuous_self_learning: m.continuous_self_learning,
+  hypertuning_parameters: m.hypertuning_parameters,
+  leaderboard_ids: m.leaderboard_ids,
+  fine_tune_schedule: m.fine_tune_schedule,
+  next_fine_tune_at: isoOrNull(m.next_fine_tune_at),
+  fine_tuned: m.fine_tuned,
+  created_at: iso(m.created_at),
+  updated_at: iso(m.updated_at)
+})
+
+/** Every field but the artifact (what training made) and the workspace. */
+const fineTuneRunView = (run: FineTuneRun): typeof FineTuneRunView.Type => ({
+  id: run.id,
+  model_id: run.model_id,
+  status: run.status,
+  trigger: run.trigger,
+  trainer: run.trainer,
+  base_model: run.base_model,
+  options: run.options,
+  dataset: run.dataset,
+  remote: run.remote,
+  metrics: run.metrics,
+  events: run.events,
+  version_id: run.version_id,
+  gate: run.gate,
+  error: run.error,
+  created_at: iso(run.created_at),
+  started_at: isoOrNull(run.started_at),
+  finished_at: isoOrNull(run.finished_at)
+})
+
+/** The body with its camelCase aliases read as their fields; both spellings, differing, are invalid input. */
+const unaliased = <A extends object>(body: A) =>
+  Effect.map(Effect.fromResult(unalias(body as Readonly<Record<string, unknown>>)), (fields) => fields as Omit<A, ModelAlias>)
+
+/** The fields an update names (its aliases read already); other properties of the open body are not the model's. */
+const updateFields: ReadonlySet<string> = new Set(Object.keys(UpdateModelRequest.schema.fields))
+const updateInput = (fields: object): UpdateModelInput =>
+  Object.fromEntries(Object.entries(fields).filter(([key]) => updateFields.has(key))) as UpdateModelInput
+
+const page = (query: { readonly limit?: number | undefined; readonly offset?: number | undefined }) => ({
+  limit: query.limit ?? 100,
+  offset: query.offset ?? 0
+})
+
+/** One more than asked is read, to know whether there is a next page. */
+const onePage = <A>(found: ReadonlyArray<A>, asked: { readonly limit: number; readonly offset: number }) => ({
+  items: found.slice(0, asked.limit),
+  next_offset: found.length > asked.limit ? asked.offset + asked.limit : null
+})
+
+export const ModelsHttp = HttpApiBuilder.group(
+  Api,
+  "models",
+  Effect.fn(function*(handlers) {
+    const models = yield* Models
+    const fineTunes = yield* FineTunes
+    const links = yield* Links
+
+    /** The exact-version inference address exists only while the version is deployed; never its artifact. */
+    const versionView = (v: ModelVersion): typeof VersionView.Type => ({
+      id: v.id,
+      version_id: v.id,
+      model_id: v.model_id,
+      fine_tune_run_id: v.fine_tune_run_id,
+      trainer: v.trainer,
+      base_model: v.base_model,
+      metrics: v.metrics,
+      deployment_status: v.deployment_status,
+      created_at: iso(v.created_at),
+      completed_at: iso(v.completed_at),
+      inference_url: v.deployment_status === "active" ? links.modelVersionInferenceUrl(v.model_id, v.id) : null
+    })
+
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const asked = page(query)
+          const found = yield* models.list(yield* CurrentPrincipal, {
+            ...asked,
+            limit: asked.limit + 1,
+            business_id: query.business_id
+          })
+          const { items, next_offset } = onePage(found, asked)
+          return { models: items.map(modelView), next_offset }
+        }).pipe(mapDomainErrors))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const input = yield* unaliased(payload)
+          return { model: modelView(yield* models.create(yield* CurrentPrincipal, input)) }
+        }).pipe(mapDomainErrors))
+      .handle("get", ({ params }) =>
+        Effect.gen(function*() {
+          return { model: modelView(yield* models.get(yield* CurrentPrincipal, params.model_id)) }
+        }).pipe(mapDomainErrors))
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const input = updateInput(yield* unaliased(payload))
+          return { model: modelView(yield* models.update(yield* CurrentPrincipal, params.model_id, input)) }
+        }).pipe(mapDomainErrors))
+      .handle("remove", ({ params }) =>
+        Effect.gen(function*() {
+          yield* models.remove(yield* CurrentPrincipal, params.model_id)
+          return { id: params.model_id, deleted: true as const }
+        }).pipe(mapDomainErrors))
+      .handle("leaderboards", ({ params }) =>
+        Effect.gen(function*() {
+          const assigned = yield* models.leaderboards(yield* CurrentPrincipal, params.model_id)
+          return { leaderboards: assigned.map(leaderboardView) }
+        }).pipe(mapDomainErrors))
+      .handle("baseModels", ({ query }) =>
+        Effect.gen(function*() {
+          return { base_models: yield* models.baseModels(yield* CurrentPrincipal, query.business_id) }
+        }).pipe(mapDomainErrors))
+      .handle("fineTuneRuns", ({ params, query }) =>
+        Effect.gen(function*() {
+          const asked = page(query)
+          const found = yield* fineTunes.list(yield* CurrentPrincipal, params.model_id, { ...asked, limit: asked.limit + 1 })
+          const { items, next_offset } = onePage(found, asked)
+          return { runs: items.map(fineTuneRunView), next_offset }
+        }).pipe(mapDomainErrors))
+      .handle("startFineTune", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const run = yield* fineTunes.start(yield* CurrentPrincipal, params.model_id, {
+            dataset_size: payload?.dataset_size,
+            create_synthetic_data: payload?.create_synthetic_data,
+            hypertuning_enabled: payload?.hypertuning_enabled
+          })
+          return { run: fineTuneRunView(run) }
+        }).pipe(mapDomainErrors))
+      .handle("syncFineTune", ({ params, payload }) =>
+        Effect.gen(function*() {
+          return { run: fineTuneRunView(yield* fineTunes.sync(yield* CurrentPrincipal, params.model_id, payload?.run_id)) }
+        }).pipe(mapDomainErrors))
+      .handle("versions", ({ params }) =>
+        Effect.gen(function*() {
+          const versions = yield* fineTunes.versions(yield* CurrentPrincipal, params.model_id)
+          return { versions: versions.map(versionView) }
+        }).pipe(mapDomainErrors))
+  })
+)

@@ -1,0 +1,80 @@
+import { Cause, Effect, Layer, Schedule, Schema } from "effect"
+import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
+import { FineTuneQueue, FineTunes, NoTrainingData, TrainingFailed } from "@podium/domain/models"
+
+/**
+ * A fine-tune as a durable workflow, keyed by the run: prepare (examples fixed once) → train (a
+ * remote job is created once: after a restart it is found again by the run id it carries) →
+ * follow (until the job ends) → evaluate (held-out rows, base and version) → finish (the version,
+ * and the deployment gate). After a restart, finished steps replay from storage and the one cut
+ * short runs again; each is safe to repeat.
+ */
+export const FineTuneWorkflow = Workflow.make("FineTune", {
+  payload: { run_id: Schema.String },
+  idempotencyKey: ({ run_id }) => run_id
+})
+
+/** A step that died (the database went away, say) is tried again, eight times over about four minutes. */
+const persistent = <A, E>(step: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  step.pipe(
+    Effect.sandbox,
+    Effect.retry({
+      schedule: Schedule.exponential("1 second"),
+      times: 8,
+      while: (cause) => Cause.hasDies(cause) && !Cause.hasFails(cause) && !Cause.hasInterrupts(cause)
+    }),
+    Effect.catch(Effect.failCause)
+  )
+
+/** As `persistent`, without a limit: for the step that ends a run (a run left active would hold its model). */
+const untilLanded = <A>(step: Effect.Effect<A>): Effect.Effect<A> =>
+  step.pipe(
+    Effect.sandbox,
+    Effect.retry({ schedule: Schedule.spaced("10 seconds"), while: (cause) => Cause.hasDies(cause) && !Cause.hasInterrupts(cause) }),
+    Effect.catch(Effect.failCause)
+  )
+
+const Failures = Schema.Union([NoTrainingData, TrainingFailed])
+
+export const layerFineTuneWorkflow = FineTuneWorkflow.toLayer(Effect.fnUntraced(function*({ run_id }) {
+  const fineTunes = yield* FineTunes
+  const step = (name: string, effect: Effect.Effect<void, NoTrainingData | TrainingFailed>) =>
+    Activity.make({ name, error: Failures, execute: persistent(effect) })
+  const work = Effect.gen(function*() {
+    yield* step("prepare", fineTunes.prepare(run_id))
+    yield* step("train", fineTunes.train(run_id))
+    yield* step("follow", fineTunes.follow(run_id))
+    yield* step("evaluate", fineTunes.evaluate(run_id))
+    yield* step("finish", fineTunes.finish(run_id))
+  })
+  yield* work.pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Activity.make({ name: "fail", execute: untilLanded(fineTunes.fail(run_id, reasonOf(cause))) })
+    )
+  )
+}))
+
+const reasonOf = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  if (error instanceof TrainingFailed) return error.reason
+  if (error instanceof NoTrainingData) return error.message
+  return `internal: ${error instanceof Error ? error.message : String(error)}`.split("\n")[0]!
+}
+
+/** Enqueues through the workflow engine: the execution is stored before `enqueue` returns. */
+export const layerFineTuneQueue = Layer.effect(
+  FineTuneQueue,
+  Effect.gen(function*() {
+    const engine = yield* WorkflowEngine.WorkflowEngine
+    return FineTuneQueue.of({
+      enqueue: (run) =>
+        FineTuneWorkflow.execute({ run_id: run.id }, { discard: true }).pipe(
+          Effect.asVoid,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          Effect.withSpan("FineTuneQueue.enqueue")
+        )
+    })
+  })
+)
