@@ -1,7 +1,8 @@
 /**
- * A fine-tune survives kill -9: `podium serve` runs as a child process, is killed with SIGKILL while
- * its remote job trains, and is started again on the same database; the run picks up the same
- * remote job (no second upload, no second job) and finishes with its version.
+ * A fine-tune survives kill -9: `podium serve` runs as a child process and is killed with SIGKILL
+ * at the worst moment, after the fine-tuning service created the job but before its answer
+ * arrived (so the job's id was never recorded), then started again on the same database. The run
+ * finds that job by the run id it carries (no second job) and finishes with its version.
  */
 import { randomBytes } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
@@ -19,9 +20,9 @@ afterAll(async () => {
 })
 
 describe("kill -9 during a fine-tune", () => {
-  it("resumes following the same remote job after a restart, without starting a second one", async () => {
+  it("finds the remote job a killed server created but never heard of, and follows it to the end", async () => {
     tuner = await startFineTuneFake({ apiKey: fineTuneKey })
-    tuner.mode = "hold"
+    tuner.createDelayMs = 600_000
     tuner.answer = (model, messages) => model.startsWith("ft:") ? messages.findLast((m) => m.role === "user")!.content.replace("q", "a") : "?"
     const env = {
       DATABASE_URL: await freshDatabaseUrl(),
@@ -52,14 +53,13 @@ describe("kill -9 during a fine-tune", () => {
     })).body.model
     const run = (await call(first.url, "POST", `/api/models/${model.id}/fine-tune/run`)).body.run
 
-    await expect.poll(() => tuner!.jobs[0]?.status, { timeout: 30_000, interval: 20 }).toBe("running")
+    await expect.poll(() => tuner!.createdJobs, { timeout: 30_000, interval: 20 }).toBe(1)
     first.child.kill("SIGKILL")
     await first.exited
-    expect(tuner.createdJobs).toBe(1)
     expect(tuner.files.size).toBe(1)
 
+    tuner.createDelayMs = 0
     const second = await serveChild(env)
-    tuner.finish(tuner.jobs[0]!.id)
     const runOf = async () =>
       ((await call(second.url, "GET", `/api/models/${model.id}/fine-tune/runs`)).body.runs as Array<any>).find((r) => r.id === run.id)
     await expect.poll(async () => (await runOf())?.status, { timeout: 60_000, interval: 100 }).toBe("succeeded")

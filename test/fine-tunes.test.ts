@@ -153,6 +153,11 @@ describe("the openai trainer", () => {
     expect(askedTuned.sort()).toEqual([...heldOut].sort())
     expect(askedBase.sort()).toEqual([...heldOut].sort())
     expect(run.metrics.held_out).toEqual({ rows: 20, correct_before: 0, score_before: 0, correct_after: 20, score_after: 1 })
+    // every call is traced on the row's leaderboard, under the fine-tune run
+    const traced = await call("GET", `/v1/leaderboard/${leaderboard}/traces?format=json&source=fine_tune&run_id=${run.id}&limit=1000`)
+    expect(traced.status).toBe(200)
+    expect(traced.body.rows).toHaveLength(40)
+    expect(new Set(traced.body.rows.map((t: { input: string }) => t.input))).toEqual(new Set(heldOut))
     expect(run.events.map((e: { message: string }) => e.message)).toEqual(
       expect.arrayContaining([expect.stringMatching(/successfully completed/)])
     )
@@ -225,6 +230,24 @@ describe("the openai trainer", () => {
       const run = await finished(modelId, started.body.run.id)
       expect(run).toMatchObject({ status: "failed", version_id: null })
       expect(run.error).toMatch(/failed/)
+    } finally {
+      tuner.mode = "auto"
+    }
+  })
+
+  it("cancels the remote job when the model is deleted while it trains", async () => {
+    const leaderboard = (await call("GET", `/api/models/${modelId}`)).body.model.leaderboard_ids[0]
+    const { id } = await createModel({ name: "short-lived", leaderboard_ids: [leaderboard], selected_base_model_version_id: openaiBase })
+    tuner.mode = "hold"
+    try {
+      const started = await call("POST", `/api/models/${id}/fine-tune/run`)
+      const job = () => tuner.jobs.find((j) => j.metadata.podium_run_id === started.body.run.id)
+      await expect.poll(() => job()?.status, { timeout: 20_000, interval: 20 }).toBe("running")
+      expect((await call("DELETE", `/api/models/${id}`)).status).toBe(200)
+      await expect.poll(() => job()?.status, { timeout: 20_000, interval: 50 }).toBe("cancelled")
+      const [run] = await query<{ status: string; error: string }>(podium.databaseUrl, (sql) =>
+        sql`SELECT status, error FROM fine_tune_runs WHERE id = ${started.body.run.id}`)
+      expect(run).toEqual({ status: "cancelled", error: "the model was deleted" })
     } finally {
       tuner.mode = "auto"
     }

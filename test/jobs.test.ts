@@ -35,6 +35,7 @@ it("the schedules are stored durably in Postgres", async () => {
     "ClusterCron/consolidate-datasets",
     "ClusterCron/expire-invites",
     "ClusterCron/prune-job-messages",
+    "ClusterCron/scheduled-fine-tunes",
     "ClusterCron/scheduled-runs",
     "ClusterCron/sweep-budget-reservations"
   ])

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
@@ -22,6 +23,7 @@ beforeAll(async () => {
   tuner = await startFineTuneFake({ apiKey: fineTuneKey })
   podium = await startPodium({
     ROUTER_BASE_URL: `${fake.url}/api/v1`,
+    HUB_BASE_URL: `${fake.url}/hub`,
     FINE_TUNE_BASE_URL: tuner.baseUrl,
     FINE_TUNE_API_KEY: fineTuneKey,
     FINE_TUNE_BASE_MODELS: "gpt-4o-mini-2024-07-18, gpt-4.1-nano-2025-04-14"
@@ -114,6 +116,54 @@ describe("models", () => {
     expect((await call("POST", "/api/models", { name: "x", creation_mode: "magic" })).status).toBe(400)
   })
 
+  it("keep the unknown properties of a PATCH and return them; one named like a field of the model changes nothing", async () => {
+    // the create request is closed: what it does not name is ignored
+    const created = await call("POST", "/api/models", { name: "open object", team: "growth" })
+    expect(created.status).toBe(201)
+    const model = created.body.model
+    expect(model.team).toBeUndefined()
+    const path = `/api/models/${model.id}`
+
+    const first = await call("PATCH", path, { color: "blue", nested: { a: 1 } })
+    expect(first.status).toBe(200)
+    expect(first.body.model).toMatchObject({ id: model.id, name: "open object", color: "blue", nested: { a: 1 } })
+    expect((await call("GET", path)).body.model).toEqual(first.body.model)
+    const listed = (await call("GET", "/api/models?limit=1000")).body.models.find((m: { id: string }) => m.id === model.id)
+    expect(listed).toEqual(first.body.model)
+
+    const shadowing = await call("PATCH", path, {
+      id: randomUUID(),
+      business_id: randomUUID(),
+      workspace_id: randomUUID(),
+      fine_tuned: true,
+      next_fine_tune_at: "2000-01-01T00:00:00.000Z",
+      created_at: "2000-01-01T00:00:00.000Z",
+      deleted_at: "2000-01-01T00:00:00.000Z",
+      modelName: "aliased, not extra"
+    })
+    expect(shadowing.status).toBe(200)
+    const read = (await call("GET", path)).body.model
+    expect(read).toEqual(shadowing.body.model)
+    expect(read).toMatchObject({
+      id: model.id,
+      business_id: owner.workspace,
+      fine_tuned: false,
+      next_fine_tune_at: null,
+      created_at: model.created_at,
+      model_name: "aliased, not extra",
+      color: "blue",
+      nested: { a: 1 }
+    })
+    expect(read.workspace_id).toBeUndefined()
+    expect(read.deleted_at).toBeUndefined()
+    expect(read.modelName).toBeUndefined()
+
+    const second = await call("PATCH", path, { color: "red" })
+    expect(second.status).toBe(200)
+    expect(second.body.model).toMatchObject({ color: "red", nested: { a: 1 }, model_name: "aliased, not extra" })
+    expect((await call("GET", path)).body.model).toEqual(second.body.model)
+  })
+
   it("are another workspace's only for that workspace", async () => {
     const created = await call("POST", "/api/models", { name: "private" })
     const stranger = await signedIn(podium, "models-stranger")
@@ -151,6 +201,36 @@ describe("assignment", () => {
     expect((await call("GET", "/api/models/00000000-0000-4000-8000-000000000000/leaderboards")).status).toBe(404)
     expect((await call("POST", "/api/models", { name: "ghost", leaderboard_ids: ["00000000-0000-4000-8000-000000000000"] })).status)
       .toBe(404)
+  })
+
+  it("accepts a hub dataset the hub reports 100 rows for, and refuses one of 99", async () => {
+    const hubDataset = (name: string, rows: number) => {
+      fake.files[`/hub/api/datasets/acme/${name}`] = {
+        contentType: "application/json",
+        body: JSON.stringify({
+          id: `acme/${name}`,
+          cardData: { dataset_info: { splits: [{ name: "train", num_examples: rows - 20 }, { name: "test", num_examples: 20 }] } }
+        })
+      }
+      return `https://huggingface.co/datasets/acme/${name}`
+    }
+    const onHub = async (url: string) =>
+      (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard({ dataset_type: "GET", dataset_url: url }) }))).leaderboard.id
+    const big = await onHub(hubDataset("tickets", 100))
+    const small = await onHub(hubDataset("few", 99))
+    const accepted = await call("POST", "/api/models", { name: "hub", leaderboard_ids: [big] })
+    expect(accepted.status).toBe(201)
+    expect(accepted.body.model.leaderboard_ids).toEqual([big])
+    const refused = await call("POST", "/api/models", { name: "hub", leaderboard_ids: [big, small] })
+    expect(refused.body.error).toMatchObject({ code: "leaderboard_dataset_min_rows_required", details: { leaderboard_id: small } })
+  })
+
+  it("refuses another workspace's leaderboard", async () => {
+    const mine = await pushLeaderboard(100)
+    const theirs = await signedIn(podium, "models-other-owner")
+    const { id } = (await theirs.api((c) => c.leaderboards.create({ payload: aLeaderboard() }))).leaderboard
+    const refused = await call("POST", "/api/models", { name: "mixed", leaderboard_ids: [mine, id] })
+    expect(refused.status).toBe(404)
   })
 
   it("refuses a running leaderboard (leaderboard_running_assignment_blocked), at create and later", async () => {

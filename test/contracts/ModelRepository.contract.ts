@@ -58,6 +58,7 @@ const aModel = (workspaceId: string, fields: Partial<Model> = {}) =>
     fine_tune_schedule: null,
     next_fine_tune_at: null,
     fine_tuned: false,
+    extra: {},
     created_at: t0,
     updated_at: t0,
     ...fields

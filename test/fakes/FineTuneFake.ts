@@ -59,6 +59,8 @@ export interface FineTuneFake {
    * failed with an `invalid_training_file` error.
    */
   mode: "auto" | "hold" | "fail"
+  /** How long the answer to a job's creation is held back (the job is created at once): a caller may die waiting. */
+  createDelayMs: number
   /** The next this many requests answer 503, as an overloaded service does. */
   unavailable: number
   /** What a chat completion answers; default `echo: <last user content>`. An `ft:` model no job produced is a 404. */
@@ -114,6 +116,7 @@ export const startFineTuneFake = async (options: { readonly apiKey?: string } = 
       type: "metrics",
       data: { step: 1, train_loss: 0.42, train_mean_token_accuracy: 0.87 }
     })
+    event(job, `New fine-tuned model created: ${job.fine_tuned_model}`)
     event(job, "The job has successfully completed")
   }
   const fail = (job: FakeJob, message: string) => {
@@ -307,8 +310,12 @@ export const startFineTuneFake = async (options: { readonly apiKey?: string } = 
     switch (`${req.method} ${path}`) {
       case "POST /files":
         return upload(req, raw)
-      case "POST /fine_tuning/jobs":
-        return create(json())
+      case "POST /fine_tuning/jobs": {
+        // the job exists from here on, whether or not its answer ever reaches the caller
+        const job = create(json())
+        if (fake.createDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, fake.createDelayMs))
+        return job
+      }
       case "GET /fine_tuning/jobs":
         return list(query)
       case "POST /chat/completions":
@@ -325,6 +332,7 @@ export const startFineTuneFake = async (options: { readonly apiKey?: string } = 
     requests: [],
     mode: "auto",
     unavailable: 0,
+    createDelayMs: 0,
     answer: defaultAnswer,
     chats: [],
     finish: (id: string) => succeed(jobOf(id)),
@@ -337,8 +345,10 @@ export const startFineTuneFake = async (options: { readonly apiKey?: string } = 
     req.on("end", () => {
       const url = new URL(req.url ?? "/", "http://fake")
       fake.requests.push({ method: req.method ?? "GET", path: url.pathname, search: url.search })
-      const send = (status: number, body: unknown) =>
+      const send = (status: number, body: unknown) => {
+        if (res.destroyed) return // the caller went away (a killed server)
         res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
+      }
       const answer = url.pathname.startsWith("/v1/")
         ? route(req, Buffer.concat(chunks), url.pathname.slice(3), url.searchParams)
         : Promise.reject(new HttpFailure(404, `Invalid URL (${req.method} ${url.pathname})`))

@@ -17,6 +17,7 @@ import datasets from "./migrations/0013_datasets.ts"
 import runs from "./migrations/0014_runs.ts"
 import datasetImprovements from "./migrations/0015_dataset_improvements.ts"
 import models from "./migrations/0016_models.ts"
+import fineTuneTraces from "./migrations/0017_fine_tune_traces.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -35,7 +36,8 @@ export const loader = PgMigrator.fromRecord({
   "0013_datasets": datasets,
   "0014_runs": runs,
   "0015_dataset_improvements": datasetImprovements,
-  "0016_models": models
+  "0016_models": models,
+  "0017_fine_tune_traces": fineTuneTraces
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -151,7 +151,7 @@ const make = Effect.fnUntraced(function*(options: FineTuningApiOpenAiOptions) {
       status,
       fine_tuned_model: job.fine_tuned_model ?? null,
       trained_tokens: job.trained_tokens ?? null,
-      error: error === null ? null : storableText(error)
+      error: error === null ? null : theirs(error)
     })
   }
 
@@ -218,7 +218,7 @@ const make = Effect.fnUntraced(function*(options: FineTuningApiOpenAiOptions) {
       id: event.id,
       created_at: isoOfUnixSeconds(event.created_at),
       level: event.level ?? "info",
-      message: storableText(event.message ?? ""),
+      message: theirs(event.message ?? ""),
       metrics: event.type === "metrics" ? metricsOf(event.data) : null
     }))
   })

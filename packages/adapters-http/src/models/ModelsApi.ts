@@ -145,7 +145,7 @@ export const CreateModelRequest = Schema.Struct({
   ...ModelFields
 })
 
-/** Open: every field optional; properties it does not name are accepted and ignored. */
+/** Open: every field optional; properties it does not name are kept on the model and returned. */
 export const UpdateModelRequest = Schema.StructWithRest(
   Schema.Struct({ name: Schema.optionalKey(Label(200)), ...ModelFields }),
   [OpenRecord]
@@ -170,8 +170,11 @@ export const SyncFineTuneRequest = Schema.Struct({
 
 // ---- responses
 
-/** The model. `business_id` is its workspace. */
-export const ModelView = Schema.Struct({
+/**
+ * The model. `business_id` is its workspace. An open object: properties a client added through
+ * PATCH come back as sent.
+ */
+export const ModelView = Schema.StructWithRest(Schema.Struct({
   id: ModelId,
   business_id: WorkspaceId,
   name: Schema.String,
@@ -189,7 +192,7 @@ export const ModelView = Schema.Struct({
   fine_tuned: Schema.Boolean.annotate({ description: "Whether a fine-tune of it has ever succeeded" }),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp
-}).annotate({ identifier: "Model" })
+}), [OpenRecord]).annotate({ identifier: "Model" })
 
 /** A fine-tune run; what training made (the tuned model or the demonstrations) is never shown. */
 export const FineTuneRunView = Schema.Struct({
@@ -293,7 +296,8 @@ export class ModelsApi extends HttpApiGroup.make("models")
       description: "Partial: only the fields given change; null clears a nullable field (`fine_tune_schedule: null` " +
         "stops scheduled fine-tunes). `leaderboard_ids` replaces the assignment, and only leaderboards newly " +
         "assigned are checked. A changed `fine_tune_schedule` counts from now. " + aliasRule + " " + assignmentRule +
-        " Unknown properties are accepted and ignored."
+        " Unknown properties are kept and returned on the model (one named like a field of the model is ignored); " +
+        "a later PATCH adds to them or replaces them by name."
     })),
     HttpApiEndpoint.delete("remove", "/api/models/:model_id", {
       params,
@@ -332,7 +336,7 @@ export class ModelsApi extends HttpApiGroup.make("models")
       // body optional: none at all is null (the platform decodes an empty body as null only when null is a payload)
       payload: [StartFineTuneRequest, Schema.Null],
       success: Schema.Struct({ run: FineTuneRunView }).pipe(HttpApiSchema.status(202)),
-      error: [NotFound, NoTrainingData, BaseModelUnavailable, FineTuneInProgress, NoSuccessfulFineTune]
+      error: [NotFound, NoTrainingData, BaseModelUnavailable, FineTuneInProgress, UpstreamError]
     }).annotateMerge(requiresScope(fineTune)).annotateMerge(OpenApi.annotations({
       summary: "Fine-tune the model",
       description: "In the background: 202 with the queued run. It learns from the consolidated rows (with a " +

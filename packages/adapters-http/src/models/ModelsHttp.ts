@@ -11,7 +11,9 @@ import { type FineTuneRunView, type ModelAlias, type ModelView, UpdateModelReque
 const iso = (at: DateTime.Utc) => DateTime.formatIso(at)
 const isoOrNull = (at: DateTime.Utc | null) => at === null ? null : DateTime.formatIso(at)
 
+/** Known fields win over stored unknown ones of the same name. */
 const modelView = (m: Model): typeof ModelView.Type => ({
+  ...m.extra as typeof ModelView.Type,
   id: m.id,
   business_id: m.workspace_id as WorkspaceId,
   name: m.name,
@@ -56,10 +58,18 @@ const fineTuneRunView = (run: FineTuneRun): typeof FineTuneRunView.Type => ({
 const unaliased = <A extends object>(body: A) =>
   Effect.map(Effect.fromResult(unalias(body as Readonly<Record<string, unknown>>)), (fields) => fields as Omit<A, ModelAlias>)
 
-/** The fields an update names (its aliases read already); other properties of the open body are not the model's. */
+/**
+ * What the open update request declares, camelCase aliases included; every other property it
+ * carries is the model's extra.
+ */
 const updateFields: ReadonlySet<string> = new Set(Object.keys(UpdateModelRequest.schema.fields))
-const updateInput = (fields: object): UpdateModelInput =>
-  Object.fromEntries(Object.entries(fields).filter(([key]) => updateFields.has(key))) as UpdateModelInput
+const updateInput = (body: object): UpdateModelInput => {
+  const entries = Object.entries(body)
+  return {
+    ...Object.fromEntries(entries.filter(([key]) => updateFields.has(key))),
+    extra: Object.fromEntries(entries.filter(([key]) => !updateFields.has(key)))
+  }
+}
 
 const page = (query: { readonly limit?: number | undefined; readonly offset?: number | undefined }) => ({
   limit: query.limit ?? 100,

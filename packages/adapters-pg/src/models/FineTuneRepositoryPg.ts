@@ -118,9 +118,12 @@ const layer = Layer.effect(
         sql`
           UPDATE fine_tune_runs SET remote = COALESCE(${nullableJson(progress.remote)}, remote),
             events = COALESCE(${nullableJson(progress.events)}, events),
-            metrics = COALESCE(${nullableJson(progress.metrics)}, metrics),
+            metrics = CASE WHEN ${nullableJson(progress.metrics)}::jsonb IS NULL THEN metrics
+              ELSE COALESCE(metrics, '{}'::jsonb) || ${nullableJson(progress.metrics)}::jsonb END,
             artifact = COALESCE(${nullableJson(progress.artifact)}, artifact)
-          WHERE id = ${runId} AND status IN ('queued', 'running')`.pipe(Effect.asVoid, Effect.orDie),
+          WHERE id = ${runId} AND status IN ('queued', 'running')
+            AND (${progress.while_training === true} = false OR artifact IS NULL)
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
       end: (runId, end, now) =>
         sql.withTransaction(Effect.gen(function*() {
           const { version } = end

@@ -2,6 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { Model, ModelRepository, runningRejection } from "@podium/domain/models"
+import { storableJson } from "@podium/domain/shared"
 import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "../Rows.ts"
 
 const ModelRow = Schema.Struct({
@@ -28,7 +29,7 @@ const layer = Layer.effect(
         AS leaderboard_ids,
       m.fine_tune_schedule, m.next_fine_tune_at,
       EXISTS (SELECT 1 FROM fine_tune_runs r WHERE r.model_id = m.id AND r.status = 'succeeded') AS fine_tuned,
-      m.created_at, m.updated_at`
+      m.extra, m.created_at, m.updated_at`
 
     const models = (where: Statement.Fragment) =>
       sql`SELECT ${columns} FROM models m WHERE ${where}`.pipe(
@@ -77,12 +78,14 @@ const layer = Layer.effect(
           yield* sql`
             INSERT INTO models (id, workspace_id, name, model_name, description, creation_mode,
               selected_base_model_version_id, selected_base_model_resolution_id, auto_update_model,
-              continuous_self_learning, hypertuning_parameters, fine_tune_schedule, next_fine_tune_at, created_at, updated_at)
+              continuous_self_learning, hypertuning_parameters, fine_tune_schedule, next_fine_tune_at, extra, created_at,
+              updated_at)
             VALUES (${model.id}, ${model.workspace_id}, ${model.name}, ${model.model_name}, ${model.description},
               ${model.creation_mode}, ${model.selected_base_model_version_id}, ${model.selected_base_model_resolution_id},
               ${model.auto_update_model}, ${model.continuous_self_learning}, ${model.hypertuning_parameters},
               ${model.fine_tune_schedule === null ? null : pg.json(model.fine_tune_schedule)},
-              ${toDateOrNull(model.next_fine_tune_at)}, ${toDate(model.created_at)}, ${toDate(model.updated_at)})`
+              ${toDateOrNull(model.next_fine_tune_at)}, ${pg.json(storableJson(model.extra))}, ${toDate(model.created_at)},
+              ${toDate(model.updated_at)})`
           yield* assign(model.id, model.leaderboard_ids, live)
         })).pipe(Effect.catchTag("SqlError", Effect.die)),
       find: (id) => Effect.map(models(sql`m.id = ${id} AND m.deleted_at IS NULL`), (found) => Option.fromNullishOr(found[0])),
@@ -101,7 +104,12 @@ const layer = Layer.effect(
               auto_update_model = ${next.auto_update_model}, continuous_self_learning = ${next.continuous_self_learning},
               hypertuning_parameters = ${next.hypertuning_parameters},
               fine_tune_schedule = ${next.fine_tune_schedule === null ? null : pg.json(next.fine_tune_schedule)},
-              next_fine_tune_at = ${toDateOrNull(next.next_fine_tune_at)}, updated_at = ${toDate(next.updated_at)}
+              -- an unchanged schedule keeps its stored next occurrence: the scheduler may have claimed the one read
+              next_fine_tune_at = CASE
+                WHEN next_fine_tune_at IS NOT NULL AND fine_tune_schedule IS NOT DISTINCT FROM
+                  ${next.fine_tune_schedule === null ? null : pg.json(next.fine_tune_schedule)}::jsonb
+                THEN next_fine_tune_at ELSE ${toDateOrNull(next.next_fine_tune_at)}::timestamptz END,
+              extra = ${pg.json(storableJson(next.extra))}, updated_at = ${toDate(next.updated_at)}
             WHERE id = ${next.id} AND deleted_at IS NULL RETURNING id`
           if (updated.length === 0) return false
           const stored = (yield* sql<{ leaderboard_id: string }>`

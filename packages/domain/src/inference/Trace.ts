@@ -4,9 +4,10 @@ import { WorkspaceId } from "../shared/index.ts"
 /**
  * Where a trace comes from: `inference` (production calls through a leaderboard), `run` (a
  * leaderboard run), `dataset` (a row accepted by a dataset push, read where the row is stored:
- * its reference is the output), `manual` (human-evaluation generation).
+ * its reference is the output), `manual` (human-evaluation generation), `fine_tune` (a fine-tune's calls: measuring on held-out
+ * rows, choosing demonstrations, writing synthetic references; `run_id` is the fine-tune run's).
  */
-export const TraceSource = Schema.Literals(["run", "inference", "dataset", "manual"])
+export const TraceSource = Schema.Literals(["run", "inference", "dataset", "manual", "fine_tune"])
 export type TraceSource = typeof TraceSource.Type
 
 export const TraceStatus = Schema.Literals(["success", "error"])

@@ -1,7 +1,7 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule } from "effect"
 import type { Principal } from "../access/index.ts"
 import { DatasetRepository } from "../datasets/index.ts"
-import { type ChatMessage, ChatProvider, type ChatTarget, ChatTargets } from "../inference/index.ts"
+import { type ChatMessage, ChatProvider, type ChatTarget, ChatTargets, TraceWriter } from "../inference/index.ts"
 import { buildMessages, type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
 import {
   type DatasetMissing,
@@ -13,6 +13,7 @@ import {
   parseJudgeReply,
   RunDatasets
 } from "../runs/index.ts"
+import type { IntegrationUnavailable } from "../integrations/index.ts"
 import { IdGenerator, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
@@ -33,7 +34,6 @@ import { type DatasetSize, type Model, nextFineTune } from "./Model.ts"
 import {
   BaseModelUnavailable,
   FineTuneInProgress,
-  type NoSuccessfulFineTune,
   NoTrainingData,
   TrainingFailed
 } from "./ModelErrors.ts"
@@ -51,6 +51,8 @@ export const FineTunePollInterval = Context.Reference<Duration.Duration>("@podiu
 export const maxTrainingRows = 50_000
 /** The fewest training examples each trainer accepts (OpenAI's fine-tuning needs 10). */
 export const minimumTrainingRows = { openai: 10, few_shot: 1 } as const
+/** A fine-tune whose fine-tuning API stays away this long (only passing failures meanwhile) fails. */
+export const maxSilence = Duration.hours(6)
 /** Held-out rows a version is measured on, at most. */
 export const maxEvaluationRows = 200
 /** Synthetic references a run writes at most (`create_synthetic_data`). */
@@ -90,7 +92,7 @@ export class FineTunes extends Context.Service<FineTunes, {
     principal: Principal,
     modelId: string,
     request: StartRequest
-  ) => Effect.Effect<FineTuneRun, NotFound | NoTrainingData | BaseModelUnavailable | FineTuneInProgress | NoSuccessfulFineTune>
+  ) => Effect.Effect<FineTuneRun, NotFound | NoTrainingData | BaseModelUnavailable | FineTuneInProgress | IntegrationUnavailable>
   readonly list: (principal: Principal, modelId: string, page: Page) => Effect.Effect<ReadonlyArray<FineTuneRun>, NotFound>
   /** Asks the remote job of the run (the newest run when none is named) how it is doing now. */
   readonly sync: (principal: Principal, modelId: string, runId: string | undefined) => Effect.Effect<FineTuneRun, NotFound>
@@ -122,6 +124,7 @@ export class FineTunes extends Context.Service<FineTunes, {
       const provider = yield* ChatProvider
       const targets = yield* ChatTargets
       const ids = yield* IdGenerator
+      const traces = yield* TraceWriter
 
       const launch = Effect.fnUntraced(function*(model: Model, trigger: FineTuneTrigger, request: StartRequest) {
         if (model.leaderboard_ids.length === 0) {
@@ -131,16 +134,13 @@ export class FineTunes extends Context.Service<FineTunes, {
           })
         }
         const chosen = model.selected_base_model_version_id
-        const base = chosen === null
-          ? Option.none<BaseModel>()
-          : yield* bases.find(model.workspace_id, chosen).pipe(Effect.catch(() => Effect.succeed(Option.none<BaseModel>())))
+        const unavailable = (message: string) => new BaseModelUnavailable({ model_id: model.id, message })
+        if (chosen === null) {
+          return yield* unavailable("Choose a base model first: PATCH the model with selected_base_model_version_id from GET /api/base-models")
+        }
+        const base = yield* bases.find(model.workspace_id, chosen)
         if (Option.isNone(base)) {
-          return yield* new BaseModelUnavailable({
-            model_id: model.id,
-            message: chosen === null
-              ? "Choose a base model first: PATCH the model with selected_base_model_version_id from GET /api/base-models"
-              : "The model's base model is no longer offered: choose another from GET /api/base-models"
-          })
+          return yield* unavailable("The model's base model is no longer offered: choose another from GET /api/base-models")
         }
         const options: FineTuneOptions = {
           dataset_size: request.dataset_size ?? defaultDatasetSize,
@@ -211,59 +211,101 @@ export class FineTunes extends Context.Service<FineTunes, {
         return [...run.events, ...fresh].sort((a, b) => a.at.localeCompare(b.at)).slice(-maxEvents)
       }
 
-      // ---- scoring: the leaderboard's own rule (exact, or its judge; human leaderboards score exactly here)
+      // ---- calls: retried when the failure may pass, and traced like every call (source `fine_tune`)
 
-      const leaderboardCache = new Map<string, Option.Option<Leaderboard>>()
-      const leaderboardOf = (id: string) =>
-        leaderboardCache.has(id)
-          ? Effect.succeed(leaderboardCache.get(id)!)
-          : Effect.tap(leaderboards.find(id as LeaderboardId), (found) => Effect.sync(() => leaderboardCache.set(id, found)))
+      /** A step's calls: its run, and the leaderboards it has looked up (their scoring rules). */
+      interface Calls {
+        readonly run_id: string
+        readonly workspace_id: WorkspaceId
+        readonly leaderboards: Map<string, Option.Option<Leaderboard>>
+      }
+      const callsOf = (run: FineTuneRun): Calls => ({
+        run_id: run.id,
+        workspace_id: run.workspace_id as WorkspaceId,
+        leaderboards: new Map()
+      })
 
-      const complete = (target: ChatTarget, messages: ReadonlyArray<ChatMessage>, extra?: { readonly response_format?: unknown }) =>
-        provider.complete(target, { messages, ...extra }).pipe(
+      /** What is asked: the conversation, and the row (leaderboard and input) it is about. */
+      interface Asked {
+        readonly leaderboard_id: string
+        readonly input: string
+        readonly messages: ReadonlyArray<ChatMessage>
+      }
+
+      const complete = (calls: Calls, target: ChatTarget, asked: Asked, extra?: { readonly response_format?: unknown }) =>
+        provider.complete(target, { messages: asked.messages, ...extra }).pipe(
           Effect.retry({
             schedule: Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittered),
             times: 3,
             while: (e) => e.upstream_status === null || e.upstream_status === 429 || e.upstream_status >= 500
           }),
-          Effect.result
+          Effect.result,
+          Effect.tap((result) =>
+            Effect.gen(function*() {
+              yield* traces.record({
+                id: yield* ids.next,
+                workspace_id: calls.workspace_id,
+                leaderboard_id: asked.leaderboard_id,
+                leaderboard_model_id: null,
+                source: "fine_tune",
+                run_id: calls.run_id,
+                input: storableText(asked.input),
+                messages: asked.messages.map((m) => ({ role: storableText(m.role), content: storableText(m.content) })),
+                output: Result.isSuccess(result) && result.success.output !== null ? storableText(result.success.output) : null,
+                status: Result.isSuccess(result) ? "success" : "error",
+                error: Result.isFailure(result) ? storableText(result.failure.reason) : null,
+                latency_ms: Result.isSuccess(result) ? result.success.latencyMs : result.failure.latency_ms,
+                usage: Result.isSuccess(result) && result.success.usage !== null ? { ...result.success.usage } : null,
+                cost_usd: Result.isSuccess(result) ? result.success.costUsd : null,
+                token_id: null,
+                created_at: yield* DateTime.now
+              })
+            })
+          )
         )
 
-      const correct = Effect.fnUntraced(function*(example: TrainingExample, output: string, workspaceId: WorkspaceId) {
-        const leaderboard = yield* leaderboardOf(example.leaderboard_id)
+      // ---- scoring: the row's leaderboard's own rule (exact, or its judge; human leaderboards score exactly here)
+
+      const leaderboardOf = (calls: Calls, id: string) =>
+        calls.leaderboards.has(id)
+          ? Effect.succeed(calls.leaderboards.get(id)!)
+          : Effect.tap(leaderboards.find(id as LeaderboardId), (found) => Effect.sync(() => calls.leaderboards.set(id, found)))
+
+      const correct = Effect.fnUntraced(function*(calls: Calls, example: TrainingExample, output: string) {
+        const leaderboard = yield* leaderboardOf(calls, example.leaderboard_id)
         const judge = Option.flatMap(leaderboard, (l) => l.challenge.eval_type === "judge" ? judgeModelOf(l.challenge) : Option.none())
         if (Option.isNone(judge)) return exactMatch(output, example.reference)
         const ask = judgeRequest({ question: example.input, reference: example.reference, answer: output })
-        const target = yield* targets.judge(judge.value.provider, judge.value.model, workspaceId)
-        const judged = yield* complete(target, ask.messages, { response_format: ask.response_format })
+        const target = yield* targets.judge(judge.value.provider, judge.value.model, calls.workspace_id)
+        const judged = yield* complete(calls, target, { ...example, messages: ask.messages }, { response_format: ask.response_format })
         if (Result.isFailure(judged)) return false
         const verdict = parseJudgeReply(judged.success.output ?? "")
         return Result.isSuccess(verdict) && verdict.success.verdict === "correct"
       })
 
       /** How to ask a model: the base model as it is, or a version (a tuned model, or a prompt program). */
-      type Asker = (messages: ReadonlyArray<ChatMessage>) => Effect.Effect<Result.Result<string, string>>
+      type Asker = (asked: Asked) => Effect.Effect<Result.Result<string, string>>
 
-      const askerOf = Effect.fnUntraced(function*(who: { readonly base: BaseModel } | { readonly artifact: Artifact }, workspaceId: WorkspaceId) {
-        const reply = (target: ChatTarget, shape: (m: ReadonlyArray<ChatMessage>) => ReadonlyArray<ChatMessage>): Asker => (messages) =>
-          Effect.map(complete(target, shape(messages)), (r) =>
+      const askerOf = Effect.fnUntraced(function*(calls: Calls, who: { readonly base: BaseModel } | { readonly artifact: Artifact }) {
+        const reply = (target: ChatTarget, shape: (m: ReadonlyArray<ChatMessage>) => ReadonlyArray<ChatMessage>): Asker => (asked) =>
+          Effect.map(complete(calls, target, { ...asked, messages: shape(asked.messages) }), (r) =>
             Result.isSuccess(r) ? Result.succeed(r.success.output ?? "") : Result.fail(r.failure.reason))
         const same = (m: ReadonlyArray<ChatMessage>) => m
         if ("base" in who) {
           return who.base.trainer === "openai"
             ? reply(api.chatTarget(who.base.model_name), same)
-            : reply(yield* targets.judge("router", who.base.model_name, workspaceId), same)
+            : reply(yield* targets.judge("router", who.base.model_name, calls.workspace_id), same)
         }
         const artifact = who.artifact
         return artifact.kind === "openai"
           ? reply(api.chatTarget(artifact.model), same)
-          : reply(yield* targets.judge("router", artifact.base_model, workspaceId), (m) => withDemonstrations(artifact.demonstrations, m))
+          : reply(yield* targets.judge("router", artifact.base_model, calls.workspace_id), (m) => withDemonstrations(artifact.demonstrations, m))
       })
 
-      const scoreOn = Effect.fnUntraced(function*(ask: Asker, examples: ReadonlyArray<TrainingExample>, workspaceId: WorkspaceId) {
+      const scoreOn = Effect.fnUntraced(function*(calls: Calls, ask: Asker, examples: ReadonlyArray<TrainingExample>) {
         const verdicts = yield* Effect.forEach(examples, (example) =>
-          Effect.flatMap(ask(example.messages), (answer) =>
-            Result.isFailure(answer) ? Effect.succeed(false) : correct(example, answer.success, workspaceId)), { concurrency: 4 })
+          Effect.flatMap(ask(example), (answer) =>
+            Result.isFailure(answer) ? Effect.succeed(false) : correct(calls, example, answer.success)), { concurrency: 4 })
         const hits = verdicts.filter(Boolean).length
         return { rows: examples.length, correct: hits, score: examples.length === 0 ? null : hits / examples.length } satisfies Score
       })
@@ -273,12 +315,12 @@ export class FineTunes extends Context.Service<FineTunes, {
       const describe = (runId: string) => Effect.map(runOf(runId), (run) => ({ trainer: run.trainer }))
 
       /** Synthetic references: the leaderboard's judge model answers inputs that have none. */
-      const synthesise = Effect.fnUntraced(function*(leaderboard: Leaderboard, inputs: ReadonlyArray<{ readonly messages: ReadonlyArray<ChatMessage> }>) {
+      const synthesise = Effect.fnUntraced(function*(calls: Calls, leaderboard: Leaderboard, inputs: ReadonlyArray<Omit<Asked, "leaderboard_id">>) {
         const judge = judgeModelOf(leaderboard.challenge)
         if (Option.isNone(judge) || inputs.length === 0) return inputs.map(() => null)
         const target = yield* targets.judge(judge.value.provider, judge.value.model, leaderboard.workspace_id)
         return yield* Effect.forEach(inputs, (input) =>
-          Effect.map(complete(target, input.messages), (r) =>
+          Effect.map(complete(calls, target, { ...input, leaderboard_id: leaderboard.id }), (r) =>
             Result.isSuccess(r) && r.success.output !== null && r.success.output.trim() !== "" ? storableText(r.success.output) : null), {
           concurrency: 4
         })
@@ -313,7 +355,7 @@ export class FineTunes extends Context.Service<FineTunes, {
           let references = rows.map((row) => row.reference)
           if (run.options.create_synthetic_data) {
             const missing = rows.flatMap((row, i) => row.reference === null ? [i] : []).slice(0, maxSyntheticRows - synthetic)
-            const written = yield* synthesise(leaderboard.value, missing.map((i) => rows[i]!))
+            const written = yield* synthesise(callsOf(run), leaderboard.value, missing.map((i) => rows[i]!))
             references = [...references]
             missing.forEach((i, k) => {
               if (written[k] !== null) {
@@ -339,9 +381,9 @@ export class FineTunes extends Context.Service<FineTunes, {
           })
         }
         const size = run.options.dataset_size
-        const limit = size.mode === "ALL" || size.limit?.auto !== false
-          ? Math.min(maxTrainingRows, size.limit?.rows ?? maxTrainingRows)
-          : size.limit?.rows ?? maxTrainingRows
+        // every row (ALL, or LIMIT with auto) up to maxTrainingRows; else the rows asked for
+        const every = size.mode === "ALL" || size.limit?.auto !== false
+        const limit = every ? maxTrainingRows : Math.min(maxTrainingRows, size.limit?.rows ?? maxTrainingRows)
         const algorithm = size.limit?.algorithm ?? "LAST_N"
         const seed = `${run.id}:${yield* Random.nextIntBetween(0, 2 ** 31 - 1)}`
         const chosen = selectRows(learnable, { algorithm, limit, seed })
@@ -357,7 +399,7 @@ export class FineTunes extends Context.Service<FineTunes, {
         const dataset: TrainingDataset = {
           mode: size.mode ?? "LIMIT",
           algorithm,
-          limit: size.mode === "ALL" ? null : limit,
+          limit: every ? null : limit,
           seed,
           held_out: size.held_out ?? 0.1,
           available_rows: learnable.length,
@@ -386,35 +428,53 @@ export class FineTunes extends Context.Service<FineTunes, {
       const remoteFailure = (runId: string) => (error: FineTuningFailed) =>
         new TrainingFailed({ run_id: runId, reason: `fine-tuning API: ${error.reason}` })
 
+      /** The remote job this run created, found by the run id it carries. */
+      const remoteJobOf = (runId: string) => api.findByMetadata("podium_run_id", runId)
+
+      /** Stops a remote job that no run follows any more; its service may be down: best effort, logged. */
+      const cancelRemote = (runId: string, jobId: string | null) =>
+        Effect.gen(function*() {
+          const id = jobId ?? Option.getOrUndefined(yield* remoteJobOf(runId))?.id
+          if (id !== undefined) yield* api.cancel(id)
+        }).pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning("remote fine-tuning job not cancelled", cause).pipe(Effect.annotateLogs({ run_id: runId }))
+          )
+        )
+
       const trainRemote = Effect.fnUntraced(function*(run: FineTuneRun) {
         if (run.remote !== null) return
         const persist = <A>(effect: Effect.Effect<A, FineTuningFailed>) =>
           effect.pipe(Effect.retry({ schedule: patience, times: 6, while: retryable }), Effect.mapError(remoteFailure(run.id)))
-        // a job this run created before a restart is found by the run id it carries: never a second one
-        const existing = yield* persist(api.findByMetadata("podium_run_id", run.id))
+        // a job this run created before (a restart, or a create whose answer was lost) is found by the
+        // run id it carries: looking is part of every try, so no try makes a second job
+        const existing = yield* persist(remoteJobOf(run.id))
         let job = Option.getOrUndefined(existing)
         let file: string | null = null
         if (job === undefined) {
           const training = yield* runs.examples(run.id, "training")
           file = yield* persist(api.upload(`podium-${run.id}.jsonl`, chatJsonl(training)))
-          job = yield* persist(api.create({
+          const create = api.create({
             model: run.base_model.model_name,
             training_file: file,
             validation_file: null,
             metadata: { podium_run_id: run.id, podium_model_id: run.model_id },
             suffix: "podium",
             hyperparameters: run.options.hypertuning_enabled ? hyperparameters(training.length) : null
-          }))
+          })
+          job = yield* persist(Effect.flatMap(remoteJobOf(run.id), Option.match({ onSome: Effect.succeed, onNone: () => create })))
         }
-        yield* runs.progress(run.id, {
+        const recorded = yield* runs.progress(run.id, {
           remote: { job_id: job.id, training_file: file, validation_file: null, status: job.status },
           events: withEvents(run, [yield* event("info", `fine-tuning job ${job.id} ${existing._tag === "Some" ? "found again" : "created"}`)])
         })
+        // the run ended meanwhile (its model was deleted): nobody will follow the job
+        if (!recorded) yield* cancelRemote(run.id, job.id)
       })
 
       const trainFewShot = Effect.fnUntraced(function*(run: FineTuneRun) {
         if (run.artifact !== null) return
-        const workspaceId = run.workspace_id as WorkspaceId
+        const calls = callsOf(run)
         const training = yield* runs.examples(run.id, "training")
         const seed = run.dataset?.seed ?? run.id
         // demonstrations are chosen on validation rows carved from the training rows, so the held-out rows stay unseen
@@ -424,7 +484,7 @@ export class FineTunes extends Context.Service<FineTunes, {
         const wanted = run.options.hypertuning_enabled ? [2, 4, 8] : [4]
         const sizes = wanted.some((size) => size <= pool.length) ? wanted : [pool.length]
         const sets = demonstrationSets(pool, sizes, 3, seed)
-        const base = yield* askerOf({ base: run.base_model }, workspaceId)
+        const base = yield* askerOf(calls, { base: run.base_model })
         const program = (set: ReadonlyArray<TrainingExample>): Artifact => ({
           kind: "few_shot",
           base_model: run.base_model.model_name,
@@ -436,8 +496,8 @@ export class FineTunes extends Context.Service<FineTunes, {
         if (validation.length > 0) {
           best = { set: [], score: -1 }
           for (const set of sets) {
-            const ask = set.length === 0 ? base : yield* askerOf({ artifact: program(set) }, workspaceId)
-            const { score } = yield* scoreOn(ask, validation, workspaceId)
+            const ask = set.length === 0 ? base : yield* askerOf(calls, { artifact: program(set) })
+            const { score } = yield* scoreOn(calls, ask, validation)
             // ties go to the fewer demonstrations (the earlier set): shorter prompts, same score
             if ((score ?? 0) > (best.score ?? -1)) best = { set, score }
           }
@@ -467,21 +527,29 @@ export class FineTunes extends Context.Service<FineTunes, {
         yield* run.trainer === "openai" ? trainRemote(run) : trainFewShot(run)
       })
 
-      const eventOf = (e: RemoteEvent): FineTuneEvent => ({ at: e.created_at, level: e.level, message: storableText(e.message) })
+      /** A remote event as the run shows it: the tuned model's name (where the version lives) is never shown. */
+      const eventOf = (tuned: string | null) => (e: RemoteEvent): FineTuneEvent => ({
+        at: e.created_at,
+        level: e.level,
+        message: storableText(tuned === null ? e.message : e.message.split(tuned).join("[the tuned model]"))
+      })
 
-      /** One look at the remote job: its status, events and training metrics recorded; answers whether it has ended. */
+      /**
+       * One look at the remote job, while the run trains: its status, events and training metrics
+       * recorded (never over what later steps wrote); answers whether it has ended.
+       */
       const look = Effect.fnUntraced(function*(run: FineTuneRun) {
         const remote = run.remote
-        if (remote === null) return false
+        if (remote === null || run.artifact !== null) return false
         const [job, events] = yield* Effect.all([api.job(remote.job_id), api.events(remote.job_id)])
         const training = events.flatMap((e) => e.metrics === null ? [] : [e.metrics]).at(-1)
-        const metrics = { ...run.metrics, trained_tokens: job.trained_tokens, ...(training === undefined ? {} : { training }) }
         const succeeded = job.status === "succeeded" && job.fine_tuned_model !== null
         yield* runs.progress(run.id, {
           remote: { ...remote, status: job.status },
-          events: withEvents(run, events.map(eventOf)),
-          metrics,
-          ...(succeeded ? { artifact: { kind: "openai" as const, model: job.fine_tuned_model! } } : {})
+          events: withEvents(run, events.map(eventOf(job.fine_tuned_model))),
+          metrics: { trained_tokens: job.trained_tokens, ...(training === undefined ? {} : { training }) },
+          ...(succeeded ? { artifact: { kind: "openai" as const, model: job.fine_tuned_model! } } : {}),
+          while_training: true
         })
         if (job.status === "failed" || job.status === "cancelled" || (job.status === "succeeded" && !succeeded)) {
           return yield* new TrainingFailed({
@@ -495,17 +563,25 @@ export class FineTunes extends Context.Service<FineTunes, {
 
       const follow = Effect.fn("FineTunes.follow")(function*(runId: string) {
         const interval = yield* FineTunePollInterval
+        let answered = yield* now
         while (true) {
           const run = yield* runOf(runId)
-          if (run.trainer !== "openai") return
-          if (run.status === "cancelled" && run.remote !== null) {
-            yield* api.cancel(run.remote.job_id).pipe(Effect.ignore)
-            return
-          }
+          if (run.trainer !== "openai" || run.artifact !== null) return
+          if (run.status === "cancelled") return yield* cancelRemote(runId, run.remote?.job_id ?? null)
           if (run.status !== "running") return
           const ended = yield* look(run).pipe(
-            Effect.catchTag("FineTuningFailed", (error) =>
-              error.retryable ? Effect.succeed(false) : Effect.fail(remoteFailure(runId)(error)))
+            Effect.tap(() => Effect.map(now, (at) => answered = at)),
+            Effect.catchTag("FineTuningFailed", (error) => {
+              if (!error.retryable) return Effect.fail(remoteFailure(runId)(error))
+              // a service that stays away this long is not coming back for this run
+              return Effect.flatMap(now, (at) =>
+                Duration.isGreaterThan(DateTime.distance(answered, at), maxSilence)
+                  ? Effect.fail(new TrainingFailed({
+                    run_id: runId,
+                    reason: `the fine-tuning API has not answered for ${Duration.format(maxSilence)}: ${error.reason}`
+                  }))
+                  : Effect.succeed(false))
+            })
           )
           if (ended) return
           yield* Effect.sleep(interval)
@@ -517,11 +593,11 @@ export class FineTunes extends Context.Service<FineTunes, {
       const evaluate = Effect.fn("FineTunes.evaluate")(function*(runId: string) {
         const run = yield* runOf(runId)
         if (run.status !== "running" || run.artifact === null || run.metrics?.held_out !== undefined) return
-        const workspaceId = run.workspace_id as WorkspaceId
+        const calls = callsOf(run)
         const rows = yield* heldOut(runId)
         const [before, after] = yield* Effect.all([
-          Effect.flatMap(askerOf({ base: run.base_model }, workspaceId), (ask) => scoreOn(ask, rows, workspaceId)),
-          Effect.flatMap(askerOf({ artifact: run.artifact }, workspaceId), (ask) => scoreOn(ask, rows, workspaceId))
+          Effect.flatMap(askerOf(calls, { base: run.base_model }), (ask) => scoreOn(calls, ask, rows)),
+          Effect.flatMap(askerOf(calls, { artifact: run.artifact }), (ask) => scoreOn(calls, ask, rows))
         ])
         const current = yield* runOf(runId)
         yield* runs.progress(runId, {
@@ -563,10 +639,10 @@ export class FineTunes extends Context.Service<FineTunes, {
         let gate: Gate | null = null
         if (run.trigger !== "manual" && Option.isSome(model) && model.value.auto_update_model) {
           const deployed = yield* runs.activeVersion(run.model_id)
-          const workspaceId = run.workspace_id as WorkspaceId
+          const calls = callsOf(run)
           const deployedScore = Option.isNone(deployed)
             ? null
-            : (yield* scoreOn(yield* askerOf({ artifact: deployed.value.artifact }, workspaceId), yield* heldOut(runId), workspaceId)).score
+            : (yield* scoreOn(calls, yield* askerOf(calls, { artifact: deployed.value.artifact }), yield* heldOut(runId))).score
           gate = gateOf(scoreAfter(run), Option.isNone(deployed) ? null : { version_id: deployed.value.id, score: deployedScore })
         }
         const at = yield* now
@@ -588,8 +664,8 @@ export class FineTunes extends Context.Service<FineTunes, {
 
       const fail = Effect.fn("FineTunes.fail")(function*(runId: string, error: string) {
         const run = yield* runOf(runId)
-        if (run.remote !== null && isActive(run.status)) yield* api.cancel(run.remote.job_id).pipe(Effect.ignore)
-        yield* runs.end(runId, { status: "failed", version: null, gate: null, error: storableText(error) }, yield* now)
+        const ended = yield* runs.end(runId, { status: "failed", version: null, gate: null, error: storableText(error) }, yield* now)
+        if (ended && run.trainer === "openai" && run.artifact === null) yield* cancelRemote(runId, run.remote?.job_id ?? null)
       })
 
       const sync = Effect.fn("FineTunes.sync")(function*(principal: Principal, modelId: string, runId: string | undefined) {
@@ -599,8 +675,8 @@ export class FineTunes extends Context.Service<FineTunes, {
           : Option.filter(yield* runs.find(runId), (run) => run.model_id === model.id)
         if (Option.isNone(found)) return yield* new NotFound({ resource: "fine-tune run", id: runId ?? "(latest)" })
         const run = found.value
-        if (run.status === "running" && run.remote !== null) {
-          // what the remote service says now; its failures are the run's to handle, not this request's
+        if (run.status === "running") {
+          // what the remote service says now (while it trains); its failures are the run's to handle, not this request's
           yield* look(run).pipe(Effect.ignore)
         }
         return yield* runOf(run.id)
@@ -614,12 +690,16 @@ export class FineTunes extends Context.Service<FineTunes, {
 
       /** Whether the model's PUSH leaderboards have a consolidated version its newest fine-tune did not learn from. */
       const hasNewData = Effect.fnUntraced(function*(model: Model) {
-        const [latest] = yield* runs.list(model.id, { limit: 1, offset: 0 })
+        const recent = yield* runs.list(model.id, { limit: 20, offset: 0 })
+        const [latest] = recent
         if (latest === undefined || isActive(latest.status)) return false
-        const learned = new Map((latest.dataset?.sources ?? []).map((s) => [s.leaderboard_id, s.version]))
+        const learned = new Map((recent.find((r) => r.dataset !== null)?.dataset?.sources ?? []).map((s) => [s.leaderboard_id, s.version]))
         for (const leaderboardId of model.leaderboard_ids) {
           const [version] = yield* datasets.versions(leaderboardId as LeaderboardId)
-          if (version !== undefined && version.version > (learned.get(leaderboardId) ?? 0)) return true
+          if (version === undefined || version.version <= (learned.get(leaderboardId) ?? 0)) continue
+          // a fine-tune that failed before reading its rows already had this version: not again until a newer one
+          if (latest.dataset === null && DateTime.isLessThanOrEqualTo(version.created_at, latest.created_at)) continue
+          return true
         }
         return false
       })

@@ -53,9 +53,30 @@ export class Model extends Schema.Class<Model>("Model")({
   next_fine_tune_at: Schema.NullOr(Schema.DateTimeUtc),
   /** Whether a fine-tune of it has ever succeeded: continuous learning needs one. */
   fine_tuned: Schema.Boolean,
+  /** Properties clients sent that the service does not know; kept and returned (open object). */
+  extra: Schema.Record(Schema.String, Schema.Unknown),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc
 }) {}
+
+/**
+ * The model's own fields, as stored and as shown (`business_id` is its workspace): an extra
+ * property never shadows one, so a PATCH cannot make `id` or `fine_tuned` read differently.
+ */
+const readOnlyFields: ReadonlySet<string> = new Set([
+  ...Object.keys(Model.fields).filter((key) => key !== "extra"),
+  "business_id",
+  "deleted_at"
+])
+
+/** `current` with `extra`'s properties added or replaced, except those naming one of the model's fields. */
+export const mergeExtra = (
+  current: Readonly<Record<string, unknown>>,
+  extra: Readonly<Record<string, unknown>> | undefined
+): Record<string, unknown> => ({
+  ...current,
+  ...Object.fromEntries(Object.entries(extra ?? {}).filter(([key]) => !readOnlyFields.has(key)))
+})
 
 export const creationModes = ["fine_tune", "few_shot", "manual"] as const
 
@@ -80,6 +101,8 @@ export interface CreateModelInput {
   readonly continuous_self_learning?: boolean | undefined
   readonly hypertuning_parameters?: boolean | undefined
   readonly fine_tune_schedule?: FineTuneSchedule | null | undefined
+  /** Every other property of an open request: stored and returned, unless it names one of the model's fields. */
+  readonly extra?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** PATCH: every field optional; `leaderboard_ids` replaces the assignment. */

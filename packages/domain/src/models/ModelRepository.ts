@@ -71,13 +71,19 @@ export class FineTuneRepository extends Context.Service<FineTuneRepository, {
   ) => Effect.Effect<boolean>
   /** In index order. */
   readonly examples: (runId: string, split: TrainingExample["split"]) => Effect.Effect<ReadonlyArray<TrainingExample>>
-  /** Records what is known of an active run so far; the fields given replace the stored ones. */
+  /**
+   * Records what is known of an active run so far: `remote`, `events` and `artifact` given replace
+   * the stored ones, `metrics` given are merged into them (key by key). With `while_training`, only
+   * while the run has no artifact yet (a look at the remote job never overwrites what later steps
+   * wrote). False when nothing was written: the run has ended (or trained, with `while_training`).
+   */
   readonly progress: (runId: string, progress: {
     readonly remote?: RemoteJobRef | undefined
     readonly events?: ReadonlyArray<FineTuneEvent> | undefined
     readonly metrics?: Readonly<Record<string, unknown>> | undefined
     readonly artifact?: Artifact | undefined
-  }) => Effect.Effect<void>
+    readonly while_training?: boolean | undefined
+  }) => Effect.Effect<boolean>
   /** Ends an active run (creating its version when it succeeded); false when it had ended. */
   readonly end: (runId: string, end: FineTuneEnd, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Newest first. */

@@ -81,7 +81,7 @@ const modelLayer = Layer.effect(
           Effect.gen(function*() {
             if (tables.has(model.id)) return yield* Effect.die(new ConstraintViolated({ constraint: "models_pkey" }))
             const leaderboard_ids = yield* assignment(model.leaderboard_ids, model.leaderboard_ids)
-            const stored = new Model({ ...model, leaderboard_ids, fine_tuned: false })
+            const stored = new Model({ ...model, leaderboard_ids, extra: json(model.extra), fine_tuned: false })
             return [undefined, new Map(tables).set(model.id, { model: stored, deleted: false })] as const
           })
         ),
@@ -107,6 +107,12 @@ const modelLayer = Layer.effect(
               workspace_id: stored.model.workspace_id,
               created_at: stored.model.created_at,
               leaderboard_ids,
+              // an unchanged schedule keeps its stored next occurrence (the scheduler may have claimed the one read)
+              next_fine_tune_at: stored.model.next_fine_tune_at !== null &&
+                  JSON.stringify(stored.model.fine_tune_schedule) === JSON.stringify(next.fine_tune_schedule)
+                ? stored.model.next_fine_tune_at
+                : next.next_fine_tune_at,
+              extra: json(next.extra),
               fine_tuned: false
             })
             return [true, new Map(tables).set(next.id, { model, deleted: false })] as const
@@ -238,14 +244,14 @@ const fineTuneLayer = Layer.effect(
       examples: (runId, split) => read((tables) => (tables.examples.get(runId) ?? []).filter((e) => e.split === split)),
       progress: (runId, progress) =>
         write((tables) =>
-          Effect.succeed(Option.match(activeRun(tables, runId), {
-            onNone: () => [undefined, tables] as const,
+          Effect.succeed(Option.match(Option.filter(activeRun(tables, runId), (run) => progress.while_training !== true || run.artifact === null), {
+            onNone: () => [false, tables] as const,
             onSome: (run) =>
-              [undefined, withRun(tables, new FineTuneRun({
+              [true, withRun(tables, new FineTuneRun({
                 ...run,
                 remote: progress.remote === undefined ? run.remote : json(progress.remote),
                 events: progress.events === undefined ? run.events : json(progress.events),
-                metrics: progress.metrics === undefined ? run.metrics : json(progress.metrics),
+                metrics: progress.metrics === undefined ? run.metrics : { ...run.metrics, ...json(progress.metrics) },
                 artifact: progress.artifact === undefined ? run.artifact : json(progress.artifact)
               }))] as const
           }))

@@ -13,7 +13,7 @@ import { assignable, type DatasetFacts } from "./Assignment.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import { isActive } from "./FineTuneRun.ts"
-import { type CreateModelInput, creationModes, Model, type ModelId, nextFineTune, type UpdateModelInput } from "./Model.ts"
+import { type CreateModelInput, creationModes, mergeExtra, Model, type ModelId, nextFineTune, type UpdateModelInput } from "./Model.ts"
 import { type AssignmentRejected, NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { FineTuneRepository, ModelRepository } from "./ModelRepository.ts"
 
@@ -84,10 +84,12 @@ export class Models extends Context.Service<Models, {
         )
       })
 
-      /** Each leaderboard newly assigned must be the caller's and have data to learn from. */
-      const checkAssignable = Effect.fnUntraced(function*(principal: Principal, leaderboardIds: ReadonlyArray<string>) {
+      /** Each leaderboard newly assigned must be of the model's workspace and have data to learn from. */
+      const checkAssignable = Effect.fnUntraced(function*(principal: Principal, workspaceId: string, leaderboardIds: ReadonlyArray<string>) {
         for (const id of leaderboardIds) {
           const { leaderboard } = yield* leaderboards.get(principal, id as LeaderboardId)
+          // a member of several workspaces sees their leaderboards too: a model learns from its own workspace's only
+          if (leaderboard.workspace_id !== workspaceId) return yield* new NotFound({ resource: "leaderboard", id })
           const facts: DatasetFacts = leaderboard.challenge.dataset_type === "PUSH"
             ? { consolidatedRows: (yield* datasets.versions(leaderboard.id))[0]?.row_count ?? 0, hubRows: null }
             : { consolidatedRows: 0, hubRows: yield* hubRows(leaderboard) }
@@ -131,7 +133,7 @@ export class Models extends Context.Service<Models, {
           })
         }
         const leaderboardIds = unique(input.leaderboard_ids ?? [])
-        yield* checkAssignable(principal, leaderboardIds)
+        yield* checkAssignable(principal, workspaceId, leaderboardIds)
         const now = yield* DateTime.now
         const schedule = input.fine_tune_schedule ?? null
         const model = new Model({
@@ -150,6 +152,7 @@ export class Models extends Context.Service<Models, {
           fine_tune_schedule: schedule,
           next_fine_tune_at: schedule === null ? null : nextFineTune(schedule.run.type, now),
           fine_tuned: false,
+          extra: mergeExtra({}, input.extra),
           created_at: now,
           updated_at: now
         })
@@ -171,7 +174,7 @@ export class Models extends Context.Service<Models, {
           })
         }
         const leaderboardIds = input.leaderboard_ids === undefined ? model.leaderboard_ids : unique(input.leaderboard_ids)
-        yield* checkAssignable(principal, leaderboardIds.filter((l) => !model.leaderboard_ids.includes(l)))
+        yield* checkAssignable(principal, model.workspace_id, leaderboardIds.filter((l) => !model.leaderboard_ids.includes(l)))
         const now = yield* DateTime.now
         const schedule = input.fine_tune_schedule === undefined ? model.fine_tune_schedule : input.fine_tune_schedule
         const scheduleChanged = JSON.stringify(schedule) !== JSON.stringify(model.fine_tune_schedule)
@@ -198,6 +201,7 @@ export class Models extends Context.Service<Models, {
             : scheduleChanged || model.next_fine_tune_at === null
             ? nextFineTune(schedule.run.type, now)
             : model.next_fine_tune_at,
+          extra: mergeExtra(model.extra, input.extra),
           updated_at: now
         })
         if (!(yield* models.update(next))) return yield* new NotFound({ resource: "model", id })

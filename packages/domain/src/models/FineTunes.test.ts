@@ -1,0 +1,135 @@
+import { type Context, DateTime, Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { describe, expect, it } from "vitest"
+import { DatasetRepositoryMemory } from "../datasets/DatasetRepositoryMemory.ts"
+import { ChatProvider, ChatTargets, TraceWriter } from "../inference/index.ts"
+import { HubDatasets, IntegrationRepository } from "../integrations/index.ts"
+import { LeaderboardRepositoryMemory } from "../leaderboards/LeaderboardRepositoryMemory.ts"
+import { Leaderboards } from "../leaderboards/Leaderboards.ts"
+import { RunDatasets } from "../runs/index.ts"
+import { IdGeneratorInOrder, SecretCipherSealing, workspaceOwner } from "../testing/index.ts"
+import { type BaseModel, baseModelId } from "./BaseModel.ts"
+import { BaseModels } from "./BaseModels.ts"
+import type { FineTuneRun } from "./FineTuneRun.ts"
+import { FineTunes } from "./FineTunes.ts"
+import { FineTuningApi } from "./FineTuningApi.ts"
+import { Model, type ModelId } from "./Model.ts"
+import { FineTuneQueue, FineTuneRepository, ModelRepository } from "./ModelRepository.ts"
+import { FineTuneRepositoryMemory, ModelRepositoryMemory } from "./ModelRepositoryMemory.ts"
+import { Models } from "./Models.ts"
+
+// The fine-tune scheduler under a test clock: the use cases over the memory repositories. Nothing
+// here trains (the queue records what it is given), so the ports a run's steps use are absent.
+
+const base: BaseModel = {
+  id: baseModelId("openai", "base-model"),
+  name: "base-model",
+  trainer: "openai",
+  provider: "fine_tuning_api",
+  model_name: "base-model"
+}
+const enqueued: Array<FineTuneRun> = []
+/** A port nothing here may use: any call of it dies. */
+const absent = <I, S>(tag: Context.Service<I, S>) =>
+  Layer.succeed(tag, new Proxy({}, { get: (_, name) => () => Effect.die(`${String(name)} is not used here`) }) as S)
+
+const adapters = Layer.mergeAll(
+  LeaderboardRepositoryMemory.layer,
+  DatasetRepositoryMemory.layer,
+  FineTuneRepositoryMemory.layer,
+  IdGeneratorInOrder.layer,
+  SecretCipherSealing.layer,
+  Layer.succeed(BaseModels, BaseModels.of({
+    list: () => Effect.succeed([base]),
+    find: (_, id) => Effect.succeed(id === base.id ? Option.some(base) : Option.none())
+  })),
+  Layer.succeed(FineTuneQueue, FineTuneQueue.of({ enqueue: (run) => Effect.sync(() => void enqueued.push(run)) })),
+  Layer.succeed(IntegrationRepository, { find: () => Effect.succeed(Option.none()) } as never),
+  absent(HubDatasets),
+  absent(FineTuningApi),
+  absent(RunDatasets),
+  absent(ChatProvider),
+  absent(ChatTargets),
+  absent(TraceWriter)
+)
+const repositories = ModelRepositoryMemory.layer.pipe(Layer.provideMerge(adapters))
+const layer = FineTunes.layer.pipe(
+  Layer.provideMerge(Models.layer),
+  Layer.provideMerge(Leaderboards.layer),
+  Layer.provideMerge(repositories),
+  Layer.provideMerge(TestClock.layer())
+)
+
+const owner = workspaceOwner(1)
+const iso = DateTime.formatIso
+
+describe("scheduled fine-tunes", () => {
+  it("start when due by the clock, once per occurrence, and skip the occurrences missed", () =>
+    Effect.runPromise(Effect.provide(
+      Effect.gen(function*() {
+        const fineTunes = yield* FineTunes
+        const models = yield* Models
+        const stored = yield* ModelRepository
+        const runs = yield* FineTuneRepository
+        yield* TestClock.setTime(Date.parse("2026-11-23T09:00:00.000Z"))
+        const leaderboard = yield* (yield* Leaderboards).create(owner, { name: "support", dataset_type: "PUSH" })
+        const now = yield* DateTime.now
+        // stored as it is (the assignment rule is the use case's, tested elsewhere)
+        const model = new Model({
+          id: "00000000-0000-4000-8000-0000000000aa" as ModelId,
+          workspace_id: leaderboard.workspace_id,
+          name: "scheduled",
+          model_name: null,
+          description: null,
+          creation_mode: "fine_tune",
+          selected_base_model_version_id: base.id,
+          selected_base_model_resolution_id: null,
+          auto_update_model: false,
+          continuous_self_learning: false,
+          hypertuning_parameters: false,
+          leaderboard_ids: [leaderboard.id],
+          fine_tune_schedule: null,
+          next_fine_tune_at: null,
+          fine_tuned: false,
+          extra: {},
+          created_at: now,
+          updated_at: now
+        })
+        yield* stored.insert(model)
+        const scheduled = yield* models.update(owner, model.id, {
+          fine_tune_schedule: { run: { type: "DAILY" }, dataset: { limit: { algorithm: "WEIGHTED_SHUFFLE", auto: false, rows: 50 } } }
+        })
+        expect(iso(scheduled.next_fine_tune_at!)).toBe("2026-11-24T09:00:00.000Z")
+
+        expect(yield* fineTunes.runSchedules).toBe(0)
+        yield* TestClock.adjust("23 hours")
+        expect(yield* fineTunes.runSchedules).toBe(0)
+        yield* TestClock.adjust("1 hour")
+        expect(yield* fineTunes.runSchedules).toBe(1)
+        expect(yield* fineTunes.runSchedules).toBe(0)
+        expect(enqueued).toHaveLength(1)
+        expect(enqueued[0]).toMatchObject({
+          model_id: model.id,
+          status: "queued",
+          trigger: "schedule",
+          trainer: "openai",
+          options: { dataset_size: { limit: { algorithm: "WEIGHTED_SHUFFLE", rows: 50 } } }
+        })
+        expect(iso((yield* models.get(owner, model.id)).next_fine_tune_at!)).toBe("2026-11-25T09:00:00.000Z")
+        yield* runs.end(enqueued[0]!.id, { status: "failed", version: null, gate: null, error: "test" }, yield* DateTime.now)
+
+        // three days on: one fine-tune, not three, and the next is the first occurrence still ahead
+        yield* TestClock.adjust("3 days")
+        expect(yield* fineTunes.runSchedules).toBe(1)
+        expect(enqueued).toHaveLength(2)
+        expect(iso((yield* models.get(owner, model.id)).next_fine_tune_at!)).toBe("2026-11-28T09:00:00.000Z")
+
+        // while one runs, a due occurrence passes without a second
+        yield* TestClock.adjust("1 day")
+        expect(yield* fineTunes.runSchedules).toBe(0)
+        expect(enqueued).toHaveLength(2)
+        expect(iso((yield* models.get(owner, model.id)).next_fine_tune_at!)).toBe("2026-11-29T09:00:00.000Z")
+      }),
+      layer
+    )))
+})
