@@ -7,6 +7,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Vitest's default is one worker on a two-core machine; the suite mostly waits on servers and
+    // databases, so two files at a time halve its wall time without starving either.
+    maxWorkers: 2,
     // Memory tests force a collection before they measure what is retained.
     execArgv: ["--expose-gc"]
   }
