@@ -271,6 +271,33 @@ describe("the openai trainer", () => {
   })
 })
 
+describe("synthetic data", () => {
+  it("has the leaderboard's judge model write the references rows lack (create_synthetic_data)", async () => {
+    fake.models["writer"] = (q) => `${referenceOf(q)} (written)`
+    const { id: leaderboard } = (await owner.api((c) =>
+      c.leaderboards.create({ payload: aLeaderboard({ eval_type: "exact", judge_provider: "router", judge_model: "writer" }) })
+    )).leaderboard
+    const unlabelled = Array.from({ length: 100 }, (_, i) => ({ input: `q${5000 + i}` }))
+    await owner.api((c) => c.pushDatasets.push({ params: { leaderboard_id: leaderboard }, payload: unlabelled }))
+    await owner.api((c) => c.datasetAdmin.consolidate({ params: { leaderboard_id: leaderboard } }))
+    const { id } = await createModel({ name: "synthetic", leaderboard_ids: [leaderboard], selected_base_model_version_id: openaiBase })
+
+    // without synthetic data there is nothing to learn from
+    const bare = await call("POST", `/api/models/${id}/fine-tune/run`)
+    const failed = await finished(id, bare.body.run.id)
+    expect(failed).toMatchObject({ status: "failed", dataset: null })
+    expect(failed.error).toMatch(/0 rows with an input and a reference/)
+
+    const started = await call("POST", `/api/models/${id}/fine-tune/run`, { create_synthetic_data: true })
+    const run = await finished(id, started.body.run.id)
+    expect(run.status).toBe("succeeded")
+    expect(run.dataset).toMatchObject({ synthetic_rows: 100, available_rows: 100, training_rows: 90, held_out_rows: 10 })
+    const job = tuner.jobs.find((j) => j.metadata.podium_run_id === run.id)!
+    const lines = tuner.files.get(job.training_file)!.content.trim().split("\n").map((l) => JSON.parse(l))
+    for (const line of lines) expect(line.messages[1].content).toBe(`${referenceOf(line.messages[0].content)} (written)`)
+  })
+})
+
 describe("the few_shot trainer", () => {
   it("chooses demonstrations through the router's base model and reports the held-out score before and after", async () => {
     const leaderboard = await pushLeaderboard(100)
