@@ -131,6 +131,9 @@ const aVersion = (run: FineTuneRun, fields: Partial<ModelVersion> = {}) =>
     metrics: { train_loss: 0.25 },
     artifact: { kind: "openai", model: `ft:gpt-4o-mini:${run.id}` },
     deployment_status: "none",
+    deployment: null,
+    deployment_error: null,
+    deployed_at: null,
     created_at: at(10),
     completed_at: at(10),
     ...fields
@@ -515,7 +518,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           yield* fineTunes.activate(first.id, at(11))
           assert.deepStrictEqual(
             Option.map(yield* fineTunes.activeVersion(model.id), versionView),
-            Option.some(versionView(new ModelVersion({ ...first, deployment_status: "active" })))
+            Option.some(versionView(new ModelVersion({ ...first, deployment_status: "active", deployed_at: at(11) })))
           )
           const next = aRun(model, { created_at: at(20) })
           yield* fineTunes.create(next)

@@ -5,7 +5,7 @@ import { Clock, Context, Effect, Layer, Option, Queue, Schedule } from "effect"
 export const channel = "podium_changes"
 
 /** What the announcements name: the row kinds that requests read on every call. */
-export type Topic = "api_token" | "leaderboard" | "integration"
+export type Topic = "api_token" | "leaderboard" | "integration" | "model"
 
 export interface CopiesOptions<A> {
   /** The key announcements use for a value (a token's id where copies are keyed by secret hash). */

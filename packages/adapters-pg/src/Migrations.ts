@@ -18,6 +18,8 @@ import runs from "./migrations/0014_runs.ts"
 import datasetImprovements from "./migrations/0015_dataset_improvements.ts"
 import models from "./migrations/0016_models.ts"
 import fineTuneTraces from "./migrations/0017_fine_tune_traces.ts"
+import modelInference from "./migrations/0018_model_inference.ts"
+import deployments from "./migrations/0019_deployments.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -37,7 +39,9 @@ export const loader = PgMigrator.fromRecord({
   "0014_runs": runs,
   "0015_dataset_improvements": datasetImprovements,
   "0016_models": models,
-  "0017_fine_tune_traces": fineTuneTraces
+  "0017_fine_tune_traces": fineTuneTraces,
+  "0018_model_inference": modelInference,
+  "0019_deployments": deployments
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -34,7 +34,23 @@ import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourc
 import { FineTuningApiOpenAi } from "@podium/adapters-providers/FineTuningApiOpenAi"
 import { ModelRepositoryPg } from "@podium/adapters-pg/models/ModelRepositoryPg"
 import { FineTuneRepositoryPg } from "@podium/adapters-pg/models/FineTuneRepositoryPg"
-import { BaseModels, FineTuneBaseModels, FineTunePollInterval, FineTunes, Models } from "@podium/domain/models"
+import { DeploymentRepositoryPg } from "@podium/adapters-pg/models/DeploymentRepositoryPg"
+import { ModelServingPg } from "@podium/adapters-pg/models/ModelServingPg"
+import { InferenceLogWriterPg } from "@podium/adapters-pg/models/InferenceLogWriterPg"
+import { InferenceLogReaderPg } from "@podium/adapters-pg/models/InferenceLogReaderPg"
+import { WebhookRepositoryPg } from "@podium/adapters-pg/models/WebhookRepositoryPg"
+import { WebhookOutboxPg } from "@podium/adapters-pg/models/WebhookOutboxPg"
+import { ModelServingHttp } from "@podium/adapters-http/models/ModelServingHttp"
+import {
+  BaseModels,
+  Deployments,
+  FineTuneBaseModels,
+  FineTunePollInterval,
+  FineTunes,
+  ModelInference,
+  ModelLogs,
+  Models
+} from "@podium/domain/models"
 import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
@@ -56,7 +72,7 @@ import { TraceWriterPg } from "@podium/adapters-pg/inference/TraceWriterPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
-import { BudgetDefaultMaxTokens, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
+import { BudgetDefaultMaxTokens, CallBudgets, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
@@ -76,7 +92,12 @@ import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
 import { layerImprovementQueue, layerImprovementWorkflow, layerRunQueue, layerRunWorkflow } from "./RunExecution.ts"
 import { layerJobs } from "./Jobs.ts"
-import { layerFineTuneQueue, layerFineTuneWorkflow } from "./FineTuneExecution.ts"
+import {
+  layerDeploymentQueue,
+  layerDeploymentWorkflow,
+  layerFineTuneQueue,
+  layerFineTuneWorkflow
+} from "./FineTuneExecution.ts"
 import { resolveSecrets } from "./LocalState.ts"
 
 /** A layer whose failure (not an interruption) is replaced by `f` of it. */
@@ -192,6 +213,12 @@ export const layerServices = (config: PodiumConfig) =>
       HumanVerdictsPg.layer,
       ModelRepositoryPg.layer,
       FineTuneRepositoryPg.layer,
+      DeploymentRepositoryPg.layer,
+      ModelServingPg.layer,
+      InferenceLogWriterPg.layer,
+      InferenceLogReaderPg.layer,
+      WebhookRepositoryPg.layer,
+      WebhookOutboxPg.layer,
       ReadinessPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer))
     const adapters = Layer.mergeAll(
@@ -241,14 +268,16 @@ export const layerServices = (config: PodiumConfig) =>
         DatasetLabels.layer,
         AutoSelection.layer,
         Layer.mergeAll(Runs.layer, DatasetImprovements.layer).pipe(Layer.provide(RunDatasets.layer)),
-        FineTunes.layer.pipe(
+        Layer.mergeAll(FineTunes.layer, Deployments.layer, ModelLogs.layer).pipe(
           Layer.provideMerge(Models.layer),
           Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
         ),
+        ModelInference.layer,
         CaseGenerator.layer
       ).pipe(
         Layer.provideMerge(Leaderboards.layer),
-        Layer.provideMerge(ChatTargets.layer)
+        Layer.provideMerge(ChatTargets.layer),
+        Layer.provideMerge(CallBudgets.layer)
       )
     )
     return useCases.pipe(Layer.provideMerge(adapters))
@@ -272,7 +301,8 @@ export const layerRoutes = Layer.mergeAll(
       TracesHttp,
       PushDatasetsHttp,
       HumanHttp,
-      ModelsHttp
+      ModelsHttp,
+      ModelServingHttp
     ]),
     Layer.provide(layerAuthentication)
   ),
@@ -305,11 +335,11 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
   )
   const services = layerServices(config).pipe(
     Layer.provideMerge(Layer.mergeAll(layerInviteMailQueue, layerCaseGeneration, layerDatasetLabelQueue, layerRunQueue,
-      layerImprovementQueue, layerFineTuneQueue)),
+      layerImprovementQueue, layerFineTuneQueue, layerDeploymentQueue)),
     Layer.provideMerge(platform)
   )
   const jobs = Layer.mergeAll(layerJobs(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
-    layerRunWorkflow, layerImprovementWorkflow, layerFineTuneWorkflow)
+    layerRunWorkflow, layerImprovementWorkflow, layerFineTuneWorkflow, layerDeploymentWorkflow)
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>
       Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import { Cause, Effect, Layer, Schedule, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
-import { FineTuneQueue, FineTunes, NoTrainingData, TrainingFailed } from "@podium/domain/models"
+import { DeploymentQueue, Deployments, FineTuneQueue, FineTunes, NoTrainingData, TrainingFailed } from "@podium/domain/models"
 
 /**
  * A fine-tune as a durable workflow, keyed by the run: prepare (examples fixed once) → train (a
@@ -74,6 +74,33 @@ export const layerFineTuneQueue = Layer.effect(
           Effect.asVoid,
           Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
           Effect.withSpan("FineTuneQueue.enqueue")
+        )
+    })
+  })
+)
+
+/** A deployment's check as a durable workflow, keyed by the version: it ends active or failed, after restarts too. */
+export const DeploymentWorkflow = Workflow.make("Deployment", {
+  payload: { version_id: Schema.String, requested_at: Schema.String },
+  // a version deployed again later is a new execution: the key carries the moment it was asked
+  idempotencyKey: ({ requested_at, version_id }) => `${version_id}:${requested_at}`
+})
+
+export const layerDeploymentWorkflow = DeploymentWorkflow.toLayer(Effect.fnUntraced(function*({ version_id }) {
+  const deployments = yield* Deployments
+  yield* Activity.make({ name: "check", execute: untilLanded(deployments.check(version_id)) })
+}))
+
+export const layerDeploymentQueue = Layer.effect(
+  DeploymentQueue,
+  Effect.gen(function*() {
+    const engine = yield* WorkflowEngine.WorkflowEngine
+    return DeploymentQueue.of({
+      enqueue: (versionId, requestedAt) =>
+        DeploymentWorkflow.execute({ version_id: versionId, requested_at: requestedAt }, { discard: true }).pipe(
+          Effect.asVoid,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          Effect.withSpan("DeploymentQueue.enqueue")
         )
     })
   })

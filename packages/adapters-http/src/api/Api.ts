@@ -10,6 +10,7 @@ import { InvitesApi } from "../access/InvitesApi.ts"
 import { AutoSelectApi } from "../runs/AutoSelectApi.ts"
 import { LeaderboardsApi } from "../leaderboards/LeaderboardsApi.ts"
 import { ModelsApi } from "../models/ModelsApi.ts"
+import { DeploymentsApi, ModelInferenceApi, ModelLogsApi } from "../models/ModelServingApi.ts"
 import { TokensApi } from "../access/TokensApi.ts"
 import { TracesApi } from "../inference/TracesApi.ts"
 import { RunsApi } from "../runs/RunsApi.ts"
@@ -36,6 +37,9 @@ export class Api extends HttpApi.make("podium")
   .add(DatasetAdminApi)
   .add(HumanApi)
   .add(ModelsApi)
+  .add(DeploymentsApi)
+  .add(ModelInferenceApi)
+  .add(ModelLogsApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
   .annotate(HttpApi.PayloadParseOptions, { errors: "all" })

@@ -215,6 +215,12 @@ export class FineTuneInProgress extends ErrorClass<FineTuneInProgress>()(
   "fine_tune_in_progress",
   Schema.Struct({ run_id: Schema.String })
 ) {}
+export class VersionDeployed extends ErrorClass<VersionDeployed>()(
+  "VersionDeployed",
+  409,
+  "version_deployed",
+  Schema.Struct({ version_id: Schema.String, status: Schema.String })
+) {}
 export class NoTrainingData extends ErrorClass<NoTrainingData>()("NoTrainingData", 409, "no_training_data", ModelDetails) {}
 // 413, 415, 429
 export class PayloadTooLarge extends ErrorClass<PayloadTooLarge>()(

@@ -34,7 +34,8 @@ import type {
   BaseModelUnavailable,
   FineTuneInProgress,
   NoSuccessfulFineTune,
-  NoTrainingData
+  NoTrainingData,
+  VersionDeployed
 } from "@podium/domain/models"
 import * as ApiErrors from "../api/Errors.ts"
 import { apiError } from "../api/Errors.ts"
@@ -169,6 +170,11 @@ export const toApiError = {
   FineTuneInProgress: (e: FineTuneInProgress) =>
     Effect.fail(apiError(ApiErrors.FineTuneInProgress, `Fine-tune ${e.run_id} of this model has not ended: one at a time`, {
       run_id: e.run_id
+    })),
+  VersionDeployed: (e: VersionDeployed) =>
+    Effect.fail(apiError(ApiErrors.VersionDeployed, `The version is ${e.status} already`, {
+      version_id: e.version_id,
+      status: e.status
     })),
   NoTrainingData: (e: NoTrainingData) => Effect.fail(apiError(ApiErrors.NoTrainingData, e.message, { model_id: e.model_id }))
 } as const

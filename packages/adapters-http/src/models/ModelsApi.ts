@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import {
   BaseModel,
   creationModes,
+  Deployment,
   DeploymentStatus,
   FineTuneEvent,
   FineTuneStatus,
@@ -239,6 +240,13 @@ export const VersionView = Schema.Struct({
   base_model: BaseModelView,
   metrics: Schema.Record(Schema.String, Schema.Unknown),
   deployment_status: DeploymentStatus,
+  deployment: Schema.NullOr(Deployment.annotate({
+    identifier: "Deployment",
+    description: "The settings of its latest deployment: `max_workers` calls at once per instance, " +
+      "`default_max_new_tokens` for calls that set no `max_tokens`, `active_workers` and `idle_timeout` as given"
+  })),
+  deployment_error: Schema.NullOr(Schema.String).annotate({ description: "Why its latest deployment failed" }),
+  deployed_at: Schema.NullOr(IsoTimestamp),
   created_at: IsoTimestamp,
   completed_at: IsoTimestamp,
   inference_url: Schema.NullOr(Schema.String).annotate({

@@ -82,6 +82,24 @@ const onePage = <A>(found: ReadonlyArray<A>, asked: { readonly limit: number; re
   next_offset: found.length > asked.limit ? asked.offset + asked.limit : null
 })
 
+/** The exact-version inference address exists only while the version is deployed; never its artifact. */
+export const versionViewOf = (links: Links["Service"]) => (v: ModelVersion): typeof VersionView.Type => ({
+  id: v.id,
+  version_id: v.id,
+  model_id: v.model_id,
+  fine_tune_run_id: v.fine_tune_run_id,
+  trainer: v.trainer,
+  base_model: v.base_model,
+  metrics: v.metrics,
+  deployment_status: v.deployment_status,
+  deployment: v.deployment,
+  deployment_error: v.deployment_error,
+  deployed_at: v.deployed_at === null ? null : iso(v.deployed_at),
+  created_at: iso(v.created_at),
+  completed_at: iso(v.completed_at),
+  inference_url: v.deployment_status === "active" ? links.modelVersionInferenceUrl(v.model_id, v.id) : null
+})
+
 export const ModelsHttp = HttpApiBuilder.group(
   Api,
   "models",
@@ -90,20 +108,7 @@ export const ModelsHttp = HttpApiBuilder.group(
     const fineTunes = yield* FineTunes
     const links = yield* Links
 
-    /** The exact-version inference address exists only while the version is deployed; never its artifact. */
-    const versionView = (v: ModelVersion): typeof VersionView.Type => ({
-      id: v.id,
-      version_id: v.id,
-      model_id: v.model_id,
-      fine_tune_run_id: v.fine_tune_run_id,
-      trainer: v.trainer,
-      base_model: v.base_model,
-      metrics: v.metrics,
-      deployment_status: v.deployment_status,
-      created_at: iso(v.created_at),
-      completed_at: iso(v.completed_at),
-      inference_url: v.deployment_status === "active" ? links.modelVersionInferenceUrl(v.model_id, v.id) : null
-    })
+    const versionView = versionViewOf(links)
 
     return handlers
       .handle("list", ({ query }) =>

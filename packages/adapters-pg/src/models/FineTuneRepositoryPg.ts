@@ -18,7 +18,7 @@ const RunRow = Schema.Struct({
   finished_at: NullableTimestamp
 })
 const decodeRuns = Schema.decodeUnknownEffect(Schema.Array(RunRow))
-const VersionRow = Schema.Struct({ ...ModelVersion.fields, created_at: Timestamp, completed_at: Timestamp })
+const VersionRow = Schema.Struct({ ...ModelVersion.fields, created_at: Timestamp, completed_at: Timestamp, deployed_at: NullableTimestamp })
 const decodeVersions = Schema.decodeUnknownEffect(Schema.Array(VersionRow))
 
 /** Examples per INSERT when a run's examples are stored. */
@@ -45,7 +45,7 @@ const layer = Layer.effect(
       )
 
     const versionColumns = sql`id::text AS id, model_id::text AS model_id, fine_tune_run_id::text AS fine_tune_run_id,
-      trainer, base_model, metrics, artifact, deployment_status, created_at, completed_at`
+      trainer, base_model, metrics, artifact, deployment_status, deployment, deployment_error, deployed_at, created_at, completed_at`
     const versions = (where: Statement.Fragment) =>
       sql`SELECT ${versionColumns} FROM model_versions WHERE ${where}`.pipe(
         Effect.flatMap(decodeVersions),

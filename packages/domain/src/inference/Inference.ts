@@ -1,4 +1,4 @@
-import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import {
   type Candidate,
   type Leaderboard,
@@ -10,33 +10,13 @@ import {
 } from "../leaderboards/index.ts"
 import { type InvalidInput, type NotFound, IdGenerator } from "../shared/index.ts"
 import { NoActiveDeployment, NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
-import {
-  type Principal,
-  BudgetExceeded,
-  boundCall,
-  type CallBound,
-  type Prices,
-  retryAfterSeconds,
-  windowOf,
-  BudgetLedger,
-} from "../access/index.ts"
+import { type BudgetExceeded, boundCall, type Prices, type Principal } from "../access/index.ts"
+import { CallBudgets } from "./CallBudgets.ts"
 import { ChatProvider } from "./ChatProvider.ts"
 import { BudgetDefaultMaxTokens, PriceCatalogue } from "./PriceCatalogue.ts"
 import { TraceWriter } from "./TraceWriter.ts"
 import type { Trace } from "./Trace.ts"
 import { ChatTargets, isCallable } from "./ChatTargets.ts"
-
-/** A reservation left by a call that never settled (a crash) is released after this. */
-export const reservationLifetime = Duration.minutes(5)
-
-/** How often a call waiting for an unpriced call of its token asks again: 5 ms, growing to 100 ms. */
-const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
-  Schedule.modifyDelay(({ attempt }) => Effect.succeed(Duration.millis(Math.min(5 * 1.5 ** attempt, 100))))
-)
-
-class LedgerBusy {
-  readonly _tag = "LedgerBusy"
-}
 
 export interface InferenceRequest extends PromptInput {
   readonly temperature?: number | undefined
@@ -94,7 +74,6 @@ export class Inference extends Context.Service<Inference, {
       const provider = yield* ChatProvider
       const traces = yield* TraceWriter
       const ids = yield* IdGenerator
-      const ledger = yield* BudgetLedger
 
       const catalogue = yield* PriceCatalogue
       const defaultMaxTokens = yield* BudgetDefaultMaxTokens
@@ -107,41 +86,7 @@ export class Inference extends Context.Service<Inference, {
           : Effect.succeed(own)
       }
 
-      /**
-       * Holds the call's bound against an API token's budget; None when the token has no budget. A
-       * call whose price is unknown waits while other calls of the token are in flight (it runs
-       * alone, so spend can pass the limit by that one call at most).
-       */
-      const reserve = Effect.fnUntraced(function*(principal: Principal, bound: CallBound) {
-        if (principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null) return Option.none<string>()
-        const token = principal.token
-        const now = yield* DateTime.now
-        const window = windowOf(token, now)
-        const held = yield* ledger.reserve({
-          tokenId: token.id,
-          windowStart: window.start,
-          limit: token.budget_limit!,
-          amount: bound._tag === "Bounded" ? bound.amount : 0,
-          unpriced: bound._tag === "Unbounded",
-          expiresAt: DateTime.addDuration(now, reservationLifetime)
-        }).pipe(
-          Effect.flatMap((held) => held._tag === "Busy" ? Effect.fail(new LedgerBusy()) : Effect.succeed(held)),
-          Effect.retry({ schedule: busyRetry, while: (e) => e instanceof LedgerBusy }),
-          Effect.orDie
-        )
-        if (held._tag === "Exceeded") {
-          return yield* new BudgetExceeded({
-            token_id: token.id,
-            budget_limit: token.budget_limit!,
-            spent_usd: held.spent,
-            retry_after_seconds: retryAfterSeconds(window.end, now)
-          })
-        }
-        return Option.some(held.reservation)
-      })
-
-      const settle = (reservation: Option.Option<string>, cost: number) =>
-        Option.isSome(reservation) ? ledger.settle(reservation.value, cost) : Effect.void
+      const { reserve, settle } = yield* CallBudgets
 
       const infer = Effect.fn("Inference.infer")(function*(
         principal: Principal,

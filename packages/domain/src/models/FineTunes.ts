@@ -655,6 +655,9 @@ export class FineTunes extends Context.Service<FineTunes, {
           metrics: run.metrics ?? {},
           artifact: run.artifact,
           deployment_status: "none",
+          deployment: null,
+          deployment_error: null,
+          deployed_at: null,
           created_at: run.created_at,
           completed_at: at
         })

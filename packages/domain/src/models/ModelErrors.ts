@@ -39,3 +39,9 @@ export class TrainingFailed extends Schema.TaggedError<TrainingFailed>()("Traini
   run_id: Schema.String,
   reason: Schema.String
 }) {}
+
+/** A version that is deploying or deployed is not deployed again. */
+export class VersionDeployed extends Schema.TaggedError<VersionDeployed>()("VersionDeployed", {
+  version_id: Schema.String,
+  status: Schema.String
+}) {}

@@ -279,7 +279,7 @@ const fineTuneLayer = Layer.effect(
       findVersion: (id) => read((tables) => Option.fromUndefinedOr(tables.versions.get(id))),
       activeVersion: (modelId) =>
         read((tables) => Option.fromUndefinedOr(versionsOf(tables, modelId).find((v) => v.deployment_status === "active"))),
-      activate: (versionId) =>
+      activate: (versionId, now) =>
         write((tables) => {
           const chosen = tables.versions.get(versionId)
           if (chosen === undefined || chosen.deployment_status === "active") return Effect.succeed([undefined, tables] as const)
@@ -287,7 +287,7 @@ const fineTuneLayer = Layer.effect(
           for (const v of versionsOf(tables, chosen.model_id)) {
             if (v.deployment_status === "active") versions.set(v.id, new ModelVersion({ ...v, deployment_status: "stopped" }))
           }
-          versions.set(versionId, new ModelVersion({ ...chosen, deployment_status: "active" }))
+          versions.set(versionId, new ModelVersion({ ...chosen, deployment_status: "active", deployed_at: now }))
           return Effect.succeed([undefined, { ...tables, versions }] as const)
         })
     })

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import type { ChatMessage } from "../inference/index.ts"
 import { BaseModel, Trainer } from "./BaseModel.ts"
+import { Deployment } from "./Deployment.ts"
 
 export const DeploymentStatus = Schema.Literals(["none", "deploying", "active", "failed", "stopped"])
 export type DeploymentStatus = typeof DeploymentStatus.Type
@@ -35,6 +36,11 @@ export class ModelVersion extends Schema.Class<ModelVersion>("ModelVersion")({
   metrics: Schema.Record(Schema.String, Schema.Unknown),
   artifact: Artifact,
   deployment_status: DeploymentStatus,
+  /** The settings of its latest deployment, if it was ever deployed. */
+  deployment: Schema.NullOr(Deployment),
+  /** Why its latest deployment failed. */
+  deployment_error: Schema.NullOr(Schema.String),
+  deployed_at: Schema.NullOr(Schema.DateTimeUtc),
   created_at: Schema.DateTimeUtc,
   completed_at: Schema.DateTimeUtc
 }) {}

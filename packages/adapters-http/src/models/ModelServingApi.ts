@@ -1,0 +1,119 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { DeployOptions, maxLogsPerPage, ModelId } from "@podium/domain/models"
+import {
+  BudgetExceeded,
+  Forbidden,
+  NoActiveDeployment,
+  NoSuccessfulFineTune,
+  NotFound,
+  StreamingUnsupported,
+  UpstreamError,
+  VersionDeployed
+} from "../api/Errors.ts"
+import { IsoTimestamp } from "../api/RunView.ts"
+import { Uuid } from "../api/Schemas.ts"
+import { ApiTokenAuth, requiresScope, SessionAuth } from "../api/Security.ts"
+import { InferenceRequest } from "../inference/InferenceApi.ts"
+import { VersionView } from "./ModelsApi.ts"
+
+const versionParams = { model_id: ModelId, version_id: Uuid }
+
+export class DeploymentsApi extends HttpApiGroup.make("deployments")
+  .add(
+    HttpApiEndpoint.post("deploy", "/api/models/:model_id/versions/:version_id/deploy", {
+      params: versionParams,
+      payload: [DeployOptions.annotate({ identifier: "DeployOptions" }), Schema.Null],
+      success: Schema.Struct({ version: VersionView }),
+      error: [NotFound, Forbidden, VersionDeployed]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Deploy a model version",
+      description: "A signed-in owner or admin of the model's workspace (API tokens are not accepted; members 403). " +
+        "Options, all optional: `max_workers` 1–100 (default 4: calls served at once per instance, more wait), " +
+        "`active_workers` 0–`max_workers` (default 0), `default_max_new_tokens` 1–4096 (default 512: `max_tokens` " +
+        "of a call that sets none), `idle_timeout` 1–3600 seconds (default 300); outside them 400. Answers 200 " +
+        "with the version `deploying`; a background check asks it once (the provider's tuned model for `openai` " +
+        "versions, the router's base model with the demonstrations for `few_shot` ones) and makes it `active` — " +
+        "the model's version active before becomes `stopped` — or `failed` with `deployment_error`. A version " +
+        "deploying or active already is 409 `version_deployed`."
+    }))
+  )
+  .middleware(SessionAuth)
+{}
+
+const ProviderResponse = Schema.Record(Schema.String, Schema.Unknown).annotate({
+  description: "The version's chat-completion JSON, as the provider answered. Headers: X-Service-Model-Id, " +
+    "X-Service-Model-Version-Id (the immutable version that answered), X-Service-Model-Message-Id (its inference " +
+    "log), X-Service-Trace-Id (its trace on the model's first leaderboard)."
+})
+
+const inferenceErrors = [NotFound, StreamingUnsupported, NoSuccessfulFineTune, NoActiveDeployment, BudgetExceeded, UpstreamError]
+
+const modelDescription = "The most recently deployed active version of the model answers (409 `no_successful_fine_tune` " +
+  "before a fine-tune succeeded, 409 `no_active_deployment` when no version is active). The request is the " +
+  "leaderboard inference request (messages, temperature, max_tokens; `stream: true` is 400); the caller's " +
+  "messages are sent as given (a `few_shot` version puts its demonstrations in front), `max_tokens` defaults to " +
+  "the deployment's `default_max_new_tokens`. Budgets apply as for leaderboard inference; every call is traced " +
+  "and logged (GET …/inference/logs), and delivered to the model's webhook when it is on."
+
+const modelEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path, summary: string) =>
+  HttpApiEndpoint.post(name, path, { params: { model_id: ModelId }, payload: InferenceRequest, success: ProviderResponse, error: inferenceErrors })
+    .annotateMerge(requiresScope("models:inference"))
+    .annotateMerge(OpenApi.annotations({ summary, description: modelDescription }))
+
+const versionEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path, summary: string) =>
+  HttpApiEndpoint.post(name, path, { params: versionParams, payload: InferenceRequest, success: ProviderResponse, error: inferenceErrors })
+    .annotateMerge(requiresScope("models:inference"))
+    .annotateMerge(OpenApi.annotations({
+      summary,
+      description: "That version answers; it must be deployed and active (409 `no_active_deployment` otherwise, " +
+        "404 when it is not a version of the model). " + modelDescription.slice(modelDescription.indexOf("The request"))
+    }))
+
+export class ModelInferenceApi extends HttpApiGroup.make("modelInference")
+  .add(
+    modelEndpoint("infer", "/v1/models/:model_id/inference", "Inference through the model's deployed version"),
+    modelEndpoint("inferAlias", "/api/models/:model_id/inference", "Inference through the model (alias)"),
+    modelEndpoint(
+      "chatCompletions",
+      "/v1/models/:model_id/chat/completions",
+      "OpenAI-compatible alias: use baseURL {base}/v1/models/{model_id} in OpenAI clients"
+    ),
+    versionEndpoint("inferVersion", "/v1/models/:model_id/versions/:version_id/inference", "Inference through one version"),
+    versionEndpoint("inferVersionAlias", "/api/models/:model_id/versions/:version_id/inference", "Inference through one version (alias)")
+  )
+  .middleware(ApiTokenAuth)
+  .annotateMerge(OpenApi.annotations({ title: "Model inference" }))
+{}
+
+export const InferenceLogView = Schema.Struct({
+  id: Schema.String,
+  timestamp: IsoTimestamp,
+  input_message: Schema.Record(Schema.String, Schema.Unknown),
+  output_messages: Schema.Record(Schema.String, Schema.Unknown),
+  traces: Schema.Record(Schema.String, Schema.Unknown),
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  created_at: IsoTimestamp
+}).annotate({ identifier: "InferenceLog" })
+
+export class ModelLogsApi extends HttpApiGroup.make("modelLogs")
+  .add(
+    HttpApiEndpoint.get("logs", "/api/models/:model_id/inference/logs", {
+      params: { model_id: ModelId },
+      query: {
+        limit: Schema.optionalKey(
+          Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxLogsPerPage }))
+        )
+      },
+      success: Schema.Struct({ logs: Schema.Array(InferenceLogView) }),
+      error: NotFound
+    }).annotateMerge(requiresScope("models:read")).annotateMerge(OpenApi.annotations({
+      summary: "The model's inference logs, newest first",
+      description: "`limit` 1–100 (default 100). Each log: `input_message`, `output_messages`, `traces` (the provider " +
+        "exchange, without credentials and without where the version lives) and `metadata` (status, version_id, " +
+        "trainer, latency_ms, usage, cost_usd, trace_id, and `webhook_delivery` once a delivery was attempted). Logs " +
+        "are written off the request path, within a moment of the call."
+    }))
+  )
+  .middleware(ApiTokenAuth)
+{}

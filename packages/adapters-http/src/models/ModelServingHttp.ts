@@ -1,0 +1,81 @@
+import { DateTime, Effect, Layer } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import type { InferenceRequest } from "@podium/domain/inference"
+import { Deployments, type InferenceLog, ModelInference, ModelLogs } from "@podium/domain/models"
+import { Links } from "@podium/domain/shared"
+import { Api } from "../api/Api.ts"
+import { CurrentPrincipal } from "../api/Security.ts"
+import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
+import { versionViewOf } from "./ModelsHttp.ts"
+
+const DeploymentsHttp = HttpApiBuilder.group(
+  Api,
+  "deployments",
+  Effect.fn(function*(handlers) {
+    const deployments = yield* Deployments
+    const versionView = versionViewOf(yield* Links)
+    return handlers.handle("deploy", ({ params, payload }) =>
+      Effect.gen(function*() {
+        const version = yield* deployments.deploy(yield* CurrentPrincipal, params.model_id, params.version_id, payload ?? {})
+        return { version: versionView(version) }
+      }).pipe(mapDomainErrors))
+  })
+)
+
+const ModelInferenceHttp = HttpApiBuilder.group(
+  Api,
+  "modelInference",
+  Effect.fn(function*(handlers) {
+    const inference = yield* ModelInference
+    const serve = (modelId: string, versionId: string | null, payload: InferenceRequest) =>
+      Effect.gen(function*() {
+        const served = yield* inference.infer(yield* CurrentPrincipal, modelId, versionId, payload)
+        return HttpServerResponse.text(served.body, {
+          contentType: "application/json",
+          headers: {
+            "x-service-model-id": served.model_id,
+            "x-service-model-version-id": served.version_id,
+            "x-service-model-message-id": served.message_id,
+            ...(served.trace_id === null ? {} : { "x-service-trace-id": served.trace_id })
+          }
+        })
+      }).pipe(mapDomainErrors)
+    const byModel = ({ params, payload }: { readonly params: { readonly model_id: string }; readonly payload: InferenceRequest }) =>
+      serve(params.model_id, null, payload)
+    const byVersion = (
+      { params, payload }: { readonly params: { readonly model_id: string; readonly version_id: string }; readonly payload: InferenceRequest }
+    ) => serve(params.model_id, params.version_id, payload)
+    return handlers
+      .handle("infer", byModel)
+      .handle("inferAlias", byModel)
+      .handle("chatCompletions", byModel)
+      .handle("inferVersion", byVersion)
+      .handle("inferVersionAlias", byVersion)
+  })
+)
+
+const logView = (log: InferenceLog) => ({
+  id: log.id,
+  timestamp: DateTime.formatIso(log.timestamp),
+  input_message: log.input_message,
+  output_messages: log.output_messages,
+  traces: log.traces,
+  metadata: log.metadata,
+  created_at: DateTime.formatIso(log.created_at)
+})
+
+const ModelLogsHttp = HttpApiBuilder.group(
+  Api,
+  "modelLogs",
+  Effect.fn(function*(handlers) {
+    const logs = yield* ModelLogs
+    return handlers.handle("logs", ({ params, query }) =>
+      Effect.gen(function*() {
+        return { logs: (yield* logs.list(yield* CurrentPrincipal, params.model_id, query.limit)).map(logView) }
+      }).pipe(mapDomainErrors))
+  })
+)
+
+/** Deployment, model inference and inference logs. */
+export const ModelServingHttp = Layer.mergeAll(DeploymentsHttp, ModelInferenceHttp, ModelLogsHttp)

@@ -1,0 +1,34 @@
+import { Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { InferenceLog, InferenceLogReader } from "@podium/domain/models"
+import { Timestamp } from "../Rows.ts"
+
+const LogRow = Schema.Struct({ ...InferenceLog.fields, timestamp: Timestamp, created_at: Timestamp })
+const decodeLogs = Schema.decodeUnknownEffect(Schema.Array(LogRow))
+
+const layer = Layer.effect(
+  InferenceLogReader,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const logs = (where: Statement.Fragment) =>
+      sql`SELECT id::text AS id, model_id::text AS model_id, workspace_id::text AS workspace_id,
+            version_id::text AS version_id, "timestamp", input_message, output_messages, traces, metadata, created_at
+          FROM model_inference_logs WHERE ${where}`.pipe(
+        Effect.flatMap(decodeLogs),
+        Effect.map((rows) => rows.map((row) => new InferenceLog(row))),
+        Effect.orDie
+      )
+
+    return InferenceLogReader.of({
+      list: Effect.fn("InferenceLogReader.list")(function*(modelId: string, limit: number) {
+        return yield* logs(sql`model_id = ${modelId} ORDER BY created_at DESC, id DESC LIMIT ${Math.max(0, limit)}`)
+      }),
+      find: Effect.fn("InferenceLogReader.find")(function*(id: string) {
+        return Option.fromNullishOr((yield* logs(sql`id = ${id}`))[0])
+      })
+    })
+  })
+)
+
+export const InferenceLogReaderPg = { layer }

@@ -1,0 +1,72 @@
+import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
+import {
+  type Principal,
+  BudgetExceeded,
+  type CallBound,
+  retryAfterSeconds,
+  windowOf,
+  BudgetLedger,
+} from "../access/index.ts"
+
+/** A reservation left by a call that never settled (a crash) is released after this. */
+export const reservationLifetime = Duration.minutes(5)
+
+/** How often a call waiting for an unpriced call of its token asks again: 5 ms, growing to 100 ms. */
+const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
+  Schedule.modifyDelay(({ attempt }) => Effect.succeed(Duration.millis(Math.min(5 * 1.5 ** attempt, 100))))
+)
+
+class LedgerBusy {
+  readonly _tag = "LedgerBusy"
+}
+
+/**
+ * API tokens' budgets around a paid call, for every inference path (leaderboards and models):
+ * `reserve` holds the call's bound (None when the token has no budget) and `settle` replaces it
+ * with what the call cost. A call whose price is unknown waits while other calls of the token are
+ * in flight (it runs alone, so spend can pass the limit by that one call at most).
+ */
+export class CallBudgets extends Context.Service<CallBudgets, {
+  readonly reserve: (principal: Principal, bound: CallBound) => Effect.Effect<Option.Option<string>, BudgetExceeded>
+  readonly settle: (reservation: Option.Option<string>, cost: number) => Effect.Effect<void>
+}>()("@podium/domain/inference/CallBudgets") {
+  static readonly layer = Layer.effect(
+    CallBudgets,
+    Effect.gen(function*() {
+      const ledger = yield* BudgetLedger
+
+      const reserve = Effect.fnUntraced(function*(principal: Principal, bound: CallBound) {
+        if (principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null) return Option.none<string>()
+        const token = principal.token
+        const now = yield* DateTime.now
+        const window = windowOf(token, now)
+        const held = yield* ledger.reserve({
+          tokenId: token.id,
+          windowStart: window.start,
+          limit: token.budget_limit!,
+          amount: bound._tag === "Bounded" ? bound.amount : 0,
+          unpriced: bound._tag === "Unbounded",
+          expiresAt: DateTime.addDuration(now, reservationLifetime)
+        }).pipe(
+          Effect.flatMap((held) => held._tag === "Busy" ? Effect.fail(new LedgerBusy()) : Effect.succeed(held)),
+          Effect.retry({ schedule: busyRetry, while: (e) => e instanceof LedgerBusy }),
+          Effect.orDie
+        )
+        if (held._tag === "Exceeded") {
+          return yield* new BudgetExceeded({
+            token_id: token.id,
+            budget_limit: token.budget_limit!,
+            spent_usd: held.spent,
+            retry_after_seconds: retryAfterSeconds(window.end, now)
+          })
+        }
+        return Option.some(held.reservation)
+      })
+
+      const settle = (reservation: Option.Option<string>, cost: number) =>
+        Option.isSome(reservation) ? ledger.settle(reservation.value, cost) : Effect.void
+
+      return CallBudgets.of({ reserve, settle })
+    })
+  )
+}

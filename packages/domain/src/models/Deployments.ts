@@ -1,0 +1,104 @@
+import { Context, DateTime, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
+import { administratorOf, type Forbidden, type Principal } from "../access/index.ts"
+import { ChatProvider, type ChatTarget, ChatTargets } from "../inference/index.ts"
+import { type InvalidInput, NotFound, type WorkspaceId } from "../shared/index.ts"
+import { type DeployOptions, deploymentOf, DeploymentQueue, DeploymentRepository } from "./Deployment.ts"
+import { FineTuningApi } from "./FineTuningApi.ts"
+import { VersionDeployed } from "./ModelErrors.ts"
+import { FineTuneRepository } from "./ModelRepository.ts"
+import { Models } from "./Models.ts"
+import { type Artifact, type ModelVersion, withDemonstrations } from "./ModelVersion.ts"
+
+/** Where a version is asked: the provider's tuned model, or the router's base model with the demonstrations in front. */
+export const versionTarget = Effect.fnUntraced(function*(artifact: Artifact, workspaceId: WorkspaceId) {
+  const api = yield* FineTuningApi
+  const targets = yield* ChatTargets
+  if (artifact.kind === "openai") return { target: api.chatTarget(artifact.model), shape: <A>(m: A) => m }
+  const target: ChatTarget = yield* targets.judge("router", artifact.base_model, workspaceId)
+  return {
+    target,
+    shape: (messages: ReadonlyArray<{ readonly role: string; readonly content: string }>) =>
+      withDemonstrations(artifact.demonstrations, messages)
+  }
+})
+
+/**
+ * Deployments: an owner or admin deploys a version (`deploying`), a durable job checks that it
+ * answers (the provider's tuned model, or the router's base model for a prompt program) and makes
+ * it `active`, stopping the model's version active before; or `failed`, with the reason.
+ */
+export class Deployments extends Context.Service<Deployments, {
+  readonly deploy: (
+    principal: Principal,
+    modelId: string,
+    versionId: string,
+    options: DeployOptions
+  ) => Effect.Effect<ModelVersion, NotFound | Forbidden | InvalidInput | VersionDeployed>
+  /** The durable step: one check of a deploying version, then active or failed. Safe to repeat. */
+  readonly check: (versionId: string) => Effect.Effect<void>
+}>()("@podium/domain/models/Deployments") {
+  static readonly layer = Layer.effect(
+    Deployments,
+    Effect.gen(function*() {
+      const models = yield* Models
+      const fineTunes = yield* FineTuneRepository
+      const deployments = yield* DeploymentRepository
+      const queue = yield* DeploymentQueue
+      const provider = yield* ChatProvider
+      const context = yield* Effect.context<FineTuningApi | ChatTargets>()
+
+      const versionOf = (modelId: string, versionId: string) =>
+        Effect.map(fineTunes.findVersion(versionId), Option.filter((v) => v.model_id === modelId))
+
+      const deploy = Effect.fn("Deployments.deploy")(function*(
+        principal: Principal,
+        modelId: string,
+        versionId: string,
+        options: DeployOptions
+      ) {
+        const model = yield* models.visible(principal, modelId)
+        yield* administratorOf(principal, model.workspace_id as WorkspaceId)
+        const deployment = yield* Effect.fromResult(deploymentOf(options))
+        const version = yield* versionOf(model.id, versionId)
+        if (Option.isNone(version)) return yield* new NotFound({ resource: "model version", id: versionId })
+        const now = yield* DateTime.now
+        if (!(yield* deployments.start(model.id, versionId, deployment, now))) {
+          const current = yield* versionOf(model.id, versionId)
+          return yield* new VersionDeployed({
+            version_id: versionId,
+            status: Option.match(current, { onNone: () => "gone", onSome: (v) => v.deployment_status })
+          })
+        }
+        yield* queue.enqueue(versionId, DateTime.formatIso(now))
+        return Option.getOrThrow(yield* versionOf(model.id, versionId))
+      })
+
+      const check = Effect.fn("Deployments.check")(function*(versionId: string) {
+        const found = yield* fineTunes.findVersion(versionId)
+        if (Option.isNone(found) || found.value.deployment_status !== "deploying") return
+        const version = found.value
+        const run = yield* fineTunes.find(version.fine_tune_run_id)
+        const workspaceId = Option.match(run, { onNone: () => "", onSome: (r) => r.workspace_id }) as WorkspaceId
+        const { shape, target } = yield* versionTarget(version.artifact, workspaceId).pipe(Effect.provide(context))
+        const answered = yield* provider.complete(target, { messages: shape([{ role: "user", content: "ping" }]), max_tokens: 1 }).pipe(
+          Effect.retry({
+            schedule: Schedule.exponential(Duration.millis(500)).pipe(Schedule.jittered),
+            times: 3,
+            while: (e) => e.upstream_status === null || e.upstream_status === 429 || e.upstream_status >= 500
+          }),
+          Effect.result
+        )
+        const now = yield* DateTime.now
+        yield* deployments.finish(
+          versionId,
+          Result.isSuccess(answered)
+            ? { status: "active" }
+            : { status: "failed", error: `the version did not answer: ${answered.failure.reason}` },
+          now
+        )
+      })
+
+      return Deployments.of({ deploy, check })
+    })
+  )
+}
