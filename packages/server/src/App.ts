@@ -32,6 +32,7 @@ import { ImprovementRepositoryPg } from "@podium/adapters-pg/runs/ImprovementRep
 import { HumanVerdictsPg } from "@podium/adapters-pg/runs/HumanVerdictsPg"
 import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
 import { FineTuningApiOpenAi } from "@podium/adapters-providers/FineTuningApiOpenAi"
+import { WebhookSenderHttp } from "@podium/adapters-providers/WebhookSenderHttp"
 import { ModelRepositoryPg } from "@podium/adapters-pg/models/ModelRepositoryPg"
 import { FineTuneRepositoryPg } from "@podium/adapters-pg/models/FineTuneRepositoryPg"
 import { DeploymentRepositoryPg } from "@podium/adapters-pg/models/DeploymentRepositoryPg"
@@ -49,7 +50,10 @@ import {
   FineTunes,
   ModelInference,
   ModelLogs,
-  Models
+  Models,
+  ModelWebhooks,
+  AllowPrivateWebhooks,
+  WebhookRetryBase
 } from "@podium/domain/models"
 import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
@@ -91,7 +95,7 @@ import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGenerati
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
 import { layerImprovementQueue, layerImprovementWorkflow, layerRunQueue, layerRunWorkflow } from "./RunExecution.ts"
-import { layerJobs } from "./Jobs.ts"
+import { layerJobs, layerWebhookDeliveries } from "./Jobs.ts"
 import {
   layerDeploymentQueue,
   layerDeploymentWorkflow,
@@ -243,6 +247,9 @@ export const layerServices = (config: PodiumConfig) =>
       }),
       Layer.succeed(FineTuneBaseModels, config.fineTuneBaseModels),
       Layer.succeed(FineTunePollInterval, Duration.millis(config.fineTunePollIntervalMs)),
+      WebhookSenderHttp.layer({}),
+      Layer.succeed(AllowPrivateWebhooks, config.allowPrivateNetworkTargets),
+      Layer.succeed(WebhookRetryBase, Duration.millis(config.webhookRetryBaseMs)),
       PriceCatalogueRouter.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
       RouterCatalogueHttp.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
       Layer.succeed(BudgetDefaultMaxTokens, config.budgetDefaultMaxTokens),
@@ -268,7 +275,7 @@ export const layerServices = (config: PodiumConfig) =>
         DatasetLabels.layer,
         AutoSelection.layer,
         Layer.mergeAll(Runs.layer, DatasetImprovements.layer).pipe(Layer.provide(RunDatasets.layer)),
-        Layer.mergeAll(FineTunes.layer, Deployments.layer, ModelLogs.layer).pipe(
+        Layer.mergeAll(FineTunes.layer, Deployments.layer, ModelLogs.layer, ModelWebhooks.layer).pipe(
           Layer.provideMerge(Models.layer),
           Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
         ),
@@ -338,7 +345,7 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
       layerImprovementQueue, layerFineTuneQueue, layerDeploymentQueue)),
     Layer.provideMerge(platform)
   )
-  const jobs = Layer.mergeAll(layerJobs(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
+  const jobs = Layer.mergeAll(layerJobs(config), layerWebhookDeliveries(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
     layerRunWorkflow, layerImprovementWorkflow, layerFineTuneWorkflow, layerDeploymentWorkflow)
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.tap(() =>

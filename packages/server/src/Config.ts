@@ -74,6 +74,14 @@ export const PodiumConfig = Config.all({
     "FINE_TUNE_POLL_INTERVAL_MS"
   ).pipe(Config.withDefault(10_000)),
   fineTuneSchedulerCron: Config.schema(CronExpression, "FINE_TUNE_SCHEDULER_CRON").pipe(Config.withDefault("* * * * *")),
+  webhookPollIntervalMs: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 10, maximum: 600_000 })),
+    "WEBHOOK_POLL_INTERVAL_MS"
+  ).pipe(Config.withDefault(1_000)),
+  webhookRetryBaseMs: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 10, maximum: 3_600_000 })),
+    "WEBHOOK_RETRY_BASE_MS"
+  ).pipe(Config.withDefault(10_000)),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })

@@ -2,7 +2,7 @@ import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
-import { FineTunes } from "@podium/domain/models"
+import { FineTunes, ModelWebhooks } from "@podium/domain/models"
 import { Runs } from "@podium/domain/runs"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 import type { PodiumConfig } from "./Config.ts"
@@ -81,6 +81,20 @@ export const scheduledFineTunes = Effect.gen(function*() {
   if (started > 0) yield* Effect.logInfo("started scheduled fine-tunes").pipe(Effect.annotateLogs({ count: started }))
   return started
 }).pipe(Effect.withSpan("Jobs.scheduledFineTunes"))
+
+/**
+ * Webhook deliveries: every instance works through the durable outbox (each due delivery claimed by
+ * one of them at a time), at once again while there is more, else every WEBHOOK_POLL_INTERVAL_MS.
+ */
+export const layerWebhookDeliveries = (config: Pick<PodiumConfig, "webhookPollIntervalMs">) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const webhooks = yield* ModelWebhooks
+    const pass = webhooks.deliverDue.pipe(
+      Effect.catchCause((cause) => Effect.as(Effect.logError("webhook deliveries failed", cause), 0))
+    )
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(pass, (attempted) =>
+      attempted >= 20 ? Effect.void : Effect.sleep(Duration.millis(config.webhookPollIntervalMs)))))
+  }))
 
 /**
  * Durable schedules: one run per tick across every instance, kept in Postgres. The dataset check's

@@ -96,8 +96,45 @@ export const InferenceLogView = Schema.Struct({
   created_at: IsoTimestamp
 }).annotate({ identifier: "InferenceLog" })
 
+const WebhookConfigRequest = Schema.Struct({
+  webhook_url: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(2048)))),
+  enabled: Schema.optionalKey(Schema.Boolean)
+}).annotate({ identifier: "WebhookConfig" })
+
+const WebhookConfigView = Schema.Struct({
+  webhook_url: Schema.NullOr(Schema.String),
+  enabled: Schema.Boolean,
+  secret: Schema.optionalKey(Schema.String.annotate({
+    description: "The `whsec_…` signing secret, shown once: when a webhook_url is set anew (keep it; it is not shown again)"
+  }))
+}).annotate({ identifier: "Webhook" })
+
+const webhookDescription = "The model's `model.inference` webhook: every stored inference log is delivered once (POST " +
+  "`{event, delivered_at, model: {id, business_id, name}, log}`), signed per Standard Webhooks (`webhook-id` = the " +
+  "log id, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>` with the secret), from a durable " +
+  "outbox written with the log; a non-2xx answer or none is retried with exponential backoff (8 attempts), and " +
+  "the outcome is the log's `metadata.webhook_delivery`. `webhook_url` must be a public https URL without " +
+  "credentials (the address is checked after DNS when connecting; redirects are not followed); empty or null " +
+  "clears and disables it; without it, `enabled` turns the webhook set on or off. A new URL gets a new secret."
+
+const webhookOptions = {
+  params: { model_id: ModelId },
+  payload: WebhookConfigRequest,
+  success: WebhookConfigView,
+  error: NotFound
+}
+const webhookDocs = (method: string) =>
+  OpenApi.annotations({ summary: `Configure the model's inference webhook (${method})`, description: webhookDescription })
+const webhookPath = "/api/models/:model_id/inference/webhook"
+
 export class ModelLogsApi extends HttpApiGroup.make("modelLogs")
   .add(
+    HttpApiEndpoint.patch("patchWebhook", webhookPath, webhookOptions)
+      .annotateMerge(requiresScope("models:write")).annotateMerge(webhookDocs("PATCH")),
+    HttpApiEndpoint.put("putWebhook", webhookPath, webhookOptions)
+      .annotateMerge(requiresScope("models:write")).annotateMerge(webhookDocs("PUT")),
+    HttpApiEndpoint.post("postWebhook", webhookPath, webhookOptions)
+      .annotateMerge(requiresScope("models:write")).annotateMerge(webhookDocs("POST")),
     HttpApiEndpoint.get("logs", "/api/models/:model_id/inference/logs", {
       params: { model_id: ModelId },
       query: {

@@ -2,7 +2,7 @@ import { DateTime, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { InferenceRequest } from "@podium/domain/inference"
-import { Deployments, type InferenceLog, ModelInference, ModelLogs } from "@podium/domain/models"
+import { Deployments, type InferenceLog, ModelInference, ModelLogs, ModelWebhooks } from "@podium/domain/models"
 import { Links } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
@@ -70,7 +70,20 @@ const ModelLogsHttp = HttpApiBuilder.group(
   "modelLogs",
   Effect.fn(function*(handlers) {
     const logs = yield* ModelLogs
-    return handlers.handle("logs", ({ params, query }) =>
+    const webhooks = yield* ModelWebhooks
+    const configure = ({ params, payload }: {
+      readonly params: { readonly model_id: string }
+      readonly payload: { readonly webhook_url?: string | null; readonly enabled?: boolean }
+    }) =>
+      Effect.gen(function*() {
+        const { enabled, secret, webhook_url } = yield* webhooks.configure(yield* CurrentPrincipal, params.model_id, payload)
+        return { webhook_url, enabled, ...(secret === null ? {} : { secret }) }
+      }).pipe(mapDomainErrors)
+    return handlers
+      .handle("patchWebhook", configure)
+      .handle("putWebhook", configure)
+      .handle("postWebhook", configure)
+      .handle("logs", ({ params, query }) =>
       Effect.gen(function*() {
         return { logs: (yield* logs.list(yield* CurrentPrincipal, params.model_id, query.limit)).map(logView) }
       }).pipe(mapDomainErrors))

@@ -1,0 +1,30 @@
+import { expect } from "vitest"
+import { aLeaderboard, type SignedIn } from "./Builders.ts"
+import type { Podium } from "./Podium.ts"
+
+/** Raw JSON calls as the signed-in owner (or with `token`). */
+export const caller = (podium: Podium, owner: SignedIn) => (method: string, path: string, json?: unknown, token = owner.session) =>
+  podium.request(method, path, json === undefined ? { token } : { token, json })
+
+/**
+ * A model of a 100-row PUSH leaderboard (q0 … q99, references a0 … a99), fine-tuned once by the
+ * `trainer` and deployed: what model inference needs. Answers the model's and the version's ids.
+ */
+export const deployedModel = async (podium: Podium, owner: SignedIn, trainer: "openai" | "few_shot" = "openai") => {
+  const call = caller(podium, owner)
+  const { id: leaderboard } = (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard({ eval_type: "exact" }) }))).leaderboard
+  const payload = Array.from({ length: 100 }, (_, i) => ({ input: `q${i}`, expected: `a${i}` }))
+  await owner.api((c) => c.pushDatasets.push({ params: { leaderboard_id: leaderboard }, payload }))
+  await owner.api((c) => c.datasetAdmin.consolidate({ params: { leaderboard_id: leaderboard } }))
+  const bases = (await call("GET", "/api/base-models")).body.base_models as Array<{ id: string; trainer: string }>
+  const base = bases.find((b) => b.trainer === trainer)!.id
+  const modelId = (await call("POST", "/api/models", { name: `${trainer} model`, leaderboard_ids: [leaderboard], selected_base_model_version_id: base }))
+    .body.model.id as string
+  const started = await call("POST", `/api/models/${modelId}/fine-tune/run`)
+  const versionOf = async () => ((await call("GET", `/api/models/${modelId}/versions`)).body.versions as Array<any>)[0]
+  await expect.poll(async () => (await versionOf())?.fine_tune_run_id, { timeout: 30_000, interval: 50 }).toBe(started.body.run.id)
+  const versionId = (await versionOf()).id as string
+  expect((await call("POST", `/api/models/${modelId}/versions/${versionId}/deploy`)).status).toBe(200)
+  await expect.poll(async () => (await versionOf()).deployment_status, { timeout: 20_000, interval: 50 }).toBe("active")
+  return { modelId, versionId, leaderboard }
+}
