@@ -200,6 +200,20 @@ describe("the openai trainer", () => {
     expect(versions.find((v) => v.id === version.id)).toEqual(version)
   })
 
+  it("is deployed by an owner or admin of the model's workspace only", async () => {
+    const [version] = await versionsOf(modelId)
+    const path = `/api/models/${modelId}/versions/${version.id}/deploy`
+    for (const [role, status] of [["member", 403], ["admin", 200]] as const) {
+      await owner.api((c) => c.invites.invite({ payload: { email: `deploy-${role}@example.com`, role } }))
+      const invitee = await signedIn(podium, `deploy-${role}`, { email: `deploy-${role}@example.com` })
+      const reply = await podium.request("POST", path, { token: invitee.session, json: {} })
+      expect(reply.status).toBe(status)
+      if (status === 403) expect(reply.body.error.code).toBe("forbidden")
+    }
+    await expect.poll(async () => (await versionsOf(modelId)).find((v) => v.id === version.id).deployment_status, { timeout: 20_000 })
+      .toBe("active")
+  })
+
   it("syncs a run with its remote job on request", async () => {
     tuner.mode = "hold"
     try {

@@ -2,7 +2,7 @@ import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
-import { FineTunes, ModelWebhooks } from "@podium/domain/models"
+import { Deployments, FineTunes, ModelWebhooks } from "@podium/domain/models"
 import { Runs } from "@podium/domain/runs"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 import type { PodiumConfig } from "./Config.ts"
@@ -75,7 +75,8 @@ export const scheduledRuns = Effect.gen(function*() {
  */
 export const scheduledFineTunes = Effect.gen(function*() {
   const fineTunes = yield* FineTunes
-  const requeued = yield* fineTunes.requeue
+  const deployments = yield* Deployments
+  const requeued = (yield* fineTunes.requeue) + (yield* deployments.requeue)
   if (requeued > 0) yield* Effect.logWarning("enqueued queued fine-tunes again").pipe(Effect.annotateLogs({ count: requeued }))
   const started = yield* fineTunes.runSchedules
   if (started > 0) yield* Effect.logInfo("started scheduled fine-tunes").pipe(Effect.annotateLogs({ count: started }))

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { DeploymentRepository } from "@podium/domain/models"
 import { storableText } from "@podium/domain/shared"
@@ -18,6 +18,13 @@ const layer = Layer.effect(
             deployment_error = NULL, deployed_at = ${toDate(now)}
           WHERE id = ${versionId} AND model_id = ${modelId} AND deployment_status IN ('none', 'failed', 'stopped')
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+      deployingBefore: (cutoff) =>
+        sql<{ id: string; requested_at: Date }>`
+          SELECT id::text AS id, deployed_at AS requested_at FROM model_versions
+          WHERE deployment_status = 'deploying' AND deployed_at < ${toDate(cutoff)}`.pipe(
+          Effect.map((rows) => rows.map((row) => ({ id: row.id, requested_at: DateTime.fromDateUnsafe(row.requested_at) }))),
+          Effect.orDie
+        ),
       finish: (versionId, outcome, now) =>
         sql.withTransaction(Effect.gen(function*() {
           // the model's row first: two deployments of one model finishing at once take turns

@@ -75,6 +75,8 @@ export class ModelServing extends Context.Service<ModelServing, {
  */
 export class DeploymentRepository extends Context.Service<DeploymentRepository, {
   readonly start: (modelId: string, versionId: string, deployment: Deployment, now: DateTime.Utc) => Effect.Effect<boolean>
+  /** Versions deploying since before `cutoff` (their check may never have been enqueued), with when they were asked. */
+  readonly deployingBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly requested_at: DateTime.Utc }>>
   readonly finish: (
     versionId: string,
     outcome: { readonly status: "active" } | { readonly status: "failed"; readonly error: string },

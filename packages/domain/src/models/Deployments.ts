@@ -34,6 +34,11 @@ export class Deployments extends Context.Service<Deployments, {
     versionId: string,
     options: DeployOptions
   ) => Effect.Effect<ModelVersion, NotFound | Forbidden | InvalidInput | VersionDeployed>
+  /**
+   * Enqueues again the checks of versions deploying for over a minute: a crash between marking a
+   * version deploying and enqueueing its check leaves one (enqueueing is idempotent). Answers how many.
+   */
+  readonly requeue: Effect.Effect<number>
   /** The durable step: one check of a deploying version, then active or failed. Safe to repeat. */
   readonly check: (versionId: string) => Effect.Effect<void>
 }>()("@podium/domain/models/Deployments") {
@@ -62,6 +67,7 @@ export class Deployments extends Context.Service<Deployments, {
         const version = yield* versionOf(model.id, versionId)
         if (Option.isNone(version)) return yield* new NotFound({ resource: "model version", id: versionId })
         const now = yield* DateTime.now
+        // `now` is stored as the version's deployed_at: the check's key, so a requeue finds the same execution
         if (!(yield* deployments.start(model.id, versionId, deployment, now))) {
           const current = yield* versionOf(model.id, versionId)
           return yield* new VersionDeployed({
@@ -98,7 +104,13 @@ export class Deployments extends Context.Service<Deployments, {
         )
       })
 
-      return Deployments.of({ deploy, check })
+      const requeue = Effect.gen(function*() {
+        const stale = yield* deployments.deployingBefore(DateTime.subtract(yield* DateTime.now, { minutes: 1 }))
+        yield* Effect.forEach(stale, (v) => queue.enqueue(v.id, DateTime.formatIso(v.requested_at)), { discard: true })
+        return stale.length
+      }).pipe(Effect.withSpan("Deployments.requeue"))
+
+      return Deployments.of({ deploy, check, requeue })
     })
   )
 }
