@@ -1,5 +1,6 @@
-import { Cause, Effect, Layer, Schedule, Schema } from "effect"
+import { Cause, Effect, Layer, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
+import { persistent, untilLanded } from "./Steps.ts"
 import { DeploymentQueue, Deployments, FineTuneQueue, FineTunes, NoTrainingData, TrainingFailed } from "@podium/domain/models"
 
 /**
@@ -14,25 +15,6 @@ export const FineTuneWorkflow = Workflow.make("FineTune", {
   idempotencyKey: ({ run_id }) => run_id
 })
 
-/** A step that died (the database went away, say) is tried again, eight times over about four minutes. */
-const persistent = <A, E>(step: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  step.pipe(
-    Effect.sandbox,
-    Effect.retry({
-      schedule: Schedule.exponential("1 second"),
-      times: 8,
-      while: (cause) => Cause.hasDies(cause) && !Cause.hasFails(cause) && !Cause.hasInterrupts(cause)
-    }),
-    Effect.catch(Effect.failCause)
-  )
-
-/** As `persistent`, without a limit: for the step that ends a run (a run left active would hold its model). */
-const untilLanded = <A>(step: Effect.Effect<A>): Effect.Effect<A> =>
-  step.pipe(
-    Effect.sandbox,
-    Effect.retry({ schedule: Schedule.spaced("10 seconds"), while: (cause) => Cause.hasDies(cause) && !Cause.hasInterrupts(cause) }),
-    Effect.catch(Effect.failCause)
-  )
 
 const Failures = Schema.Union([NoTrainingData, TrainingFailed])
 

@@ -1,5 +1,6 @@
-import { Cause, Effect, Layer, Schedule, Schema } from "effect"
+import { Cause, Effect, Layer, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
+import { persistent, untilLanded } from "./Steps.ts"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import {
   DatasetImprovements,
@@ -22,29 +23,6 @@ export const RunWorkflow = Workflow.make("Run", {
   idempotencyKey: ({ run_id }) => run_id
 })
 
-/**
- * A step that died (the database went away, say) is tried again, eight times over about four
- * minutes, before the run fails: a dropped connection must not fail a run that has paid for its
- * answers. Every step is safe to repeat.
- */
-const persistent = <A, E>(step: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  step.pipe(
-    Effect.sandbox,
-    Effect.retry({
-      schedule: Schedule.exponential("1 second"),
-      times: 8,
-      while: (cause) => Cause.hasDies(cause) && !Cause.hasFails(cause) && !Cause.hasInterrupts(cause)
-    }),
-    Effect.catch(Effect.failCause)
-  )
-
-/** As `persistent`, without a limit: for the step that gives a run's leaderboard back. */
-const untilLanded = <A>(step: Effect.Effect<A>): Effect.Effect<A> =>
-  step.pipe(
-    Effect.sandbox,
-    Effect.retry({ schedule: Schedule.spaced("10 seconds"), while: (cause) => Cause.hasDies(cause) && !Cause.hasInterrupts(cause) }),
-    Effect.catch(Effect.failCause)
-  )
 
 const Prepared = Schema.Struct({ rows: Schema.Int, model_ids: Schema.Array(Schema.String) })
 
