@@ -64,7 +64,7 @@ interface Upstream {
   readonly close: () => Promise<void>
 }
 
-const startUpstream = async (): Promise<Upstream> => {
+export const startUpstream = async (): Promise<Upstream> => {
   const worker = new Worker(upstreamSource, { eval: true, workerData: { completion } })
   const ask = <A>(message: string | undefined, pick: (reply: Record<string, unknown>) => A | undefined) =>
     new Promise<A>((resolve, reject) => {
@@ -118,13 +118,13 @@ const settledTraceCount = async (databaseUrl: string): Promise<number> => {
 const ok = (run: Run): number =>
   Object.entries(run.statusCodes).reduce((sum, [code, count]) => (code.startsWith("2") ? sum + count : sum), 0)
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
+export const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
 
 /** One connection, one request at a time, timed to the microsecond: the added-latency figure. */
-const preciseCount = 3000
+export const preciseCount = 3000
 
 /** As `runBenchmark`'s timing, but against any URL, and returning the 2xx answers of the warm-up too. */
-const time = async (title: string, url: string, target: Target, settings: Settings, podium?: Podium) => {
+export const time = async (title: string, url: string, target: Target, settings: Settings, podium?: Podium) => {
   await expectSuccess(url, target)
   const memoryBefore = memory()
   const warmup = await hammer(url, target, 10, settings.warmupSeconds)
@@ -148,7 +148,7 @@ const time = async (title: string, url: string, target: Target, settings: Settin
   }
 }
 
-const json = async (podium: Podium, method: string, path: string, token: string, body: unknown, status: number) => {
+export const json = async (podium: Podium, method: string, path: string, token: string, body: unknown, status: number) => {
   const response = await fetch(`${podium.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -189,7 +189,7 @@ const prepare = async (podium: Podium, upstreamUrl: string): Promise<Scenario> =
   }
 }
 
-const directTarget: Target = {
+export const directTarget: Target = {
   method: "POST",
   path: "/chat/completions",
   headers: { "content-type": "application/json" },

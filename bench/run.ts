@@ -5,6 +5,7 @@ import { DatasetBench } from "./DatasetBench.ts"
 import { HealthBench } from "./HealthBench.ts"
 import { HumanBench } from "./HumanBench.ts"
 import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
+import { ModelInferenceBench } from "./ModelInferenceBench.ts"
 import { conditions, heading, jsonLine, table } from "./Report.ts"
 import { RunBench } from "./RunBench.ts"
 
@@ -17,6 +18,7 @@ const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [
   HealthBench,
   AuthBench,
   InferenceBench,
+  ModelInferenceBench,
   HumanBench,
   DatasetBench,
   RunBench

@@ -385,7 +385,7 @@ describe("deleting leaderboards", () => {
 describe("candidate models", () => {
   it("adds a candidate of each platform", async () => {
     const { id } = await newLeaderboard({ name: "platforms" })
-    const serviceModel = randomUUID()
+    const serviceModel = (await podium.request("POST", "/api/models", { token: owner.session, json: { name: "our model" } })).body.model.id
 
     const router = (await addCandidate(id, {
       name: "gpt mini",

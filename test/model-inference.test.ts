@@ -1,8 +1,25 @@
+import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
-import { aLeaderboard, apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
+import {
+  aCandidate,
+  aCase,
+  aHumanLeaderboard,
+  aLeaderboard,
+  apiToken,
+  createCase,
+  generate,
+  humanLeaderboard,
+  type NewCandidate,
+  servingLeaderboard,
+  type SignedIn,
+  signedIn
+} from "./support/Builders.ts"
+import { expectError, expectValidation } from "./support/Client.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
+import { query } from "./support/sql.ts"
 
 // Deployment, model inference and inference logs: versions made by fine-tunes against the loopback
 // fine-tuning service (openai) and router (few_shot), deployed, then called through every path.
@@ -202,5 +219,168 @@ describe("deployment and model inference", () => {
     expect(sent.body.messages.length).toBe(9)
     // the deployment's default_max_new_tokens applies to calls that set none
     expect(sent.body.max_tokens).toBe(512)
+  })
+})
+
+describe("Service candidates: a model's deployed version competes on leaderboards", () => {
+  // few_shot versions answer here through the router's acme/small, which is right whenever it is shown
+  // demonstrations; the Custom candidate "partly" is right on q1 … q6 only
+  const questions = Array.from({ length: 10 }, (_, i) => ({ input: `q${i + 1}`, expected: `a${i + 1}` }))
+  let served: string
+  let idle: string
+  let inferToken: string
+
+  const service = (modelId: string, name = "our model"): NewCandidate => ({ name, platform: "Service", model_id: modelId })
+  const partly = () => aCandidate(`${fake.url}/v1`, { name: "partly", model_name: "partly" })
+
+  const logCount = async (modelId: string) =>
+    ((await call("GET", `/api/models/${modelId}/inference/logs?limit=100`, undefined, readToken)).body.logs as Array<unknown>).length
+
+  const runLeaderboard = async (candidates: ReadonlyArray<NewCandidate>) => {
+    const { id } = (await owner.api((c) =>
+      c.leaderboards.create({
+        payload: aLeaderboard({ name: "service run", dataset_type: "GET", dataset_url: `${fake.url}/service-questions.jsonl`, eval_type: "exact" })
+      })
+    )).leaderboard
+    const ids: Array<string> = []
+    for (const candidate of candidates) {
+      ids.push((await owner.api((c) => c.leaderboards.addModel({ params: { leaderboard_id: id }, payload: candidate }))).model.id)
+    }
+    return { id, ids }
+  }
+
+  const runToEnd = async (id: LeaderboardId) => {
+    const { run } = await owner.api((c) => c.runs.start({ params: { leaderboard_id: id }, payload: null }))
+    const get = () => owner.api((c) => c.runs.get({ params: { leaderboard_id: id, run_id: run.id } }))
+    await expect.poll(async () => (await get()).run.status, { timeout: 30_000, interval: 50 }).not.toMatch(/^(queued|running)$/)
+    const done = (await get()).run
+    const { rows } = await owner.api((c) => c.runs.results({ params: { leaderboard_id: id, run_id: run.id }, query: { limit: 100 } }))
+    return { done, rows }
+  }
+
+  beforeAll(async () => {
+    fake.models["partly"] = (q) => Number(q.slice(1)) <= 6 ? referenceOf(q) : "no idea"
+    fake.files["/service-questions.jsonl"] = {
+      contentType: "application/jsonl",
+      body: questions.map((r) => JSON.stringify(r)).join("\n")
+    }
+    inferToken = await apiToken(owner.api, ["leaderboards:inference"])
+  })
+
+  it("has a few_shot model deployed, and another fine-tuned but not deployed", async () => {
+    served = await aModel("few_shot")
+    await deployed(served, await fineTuned(served))
+    idle = await aModel("few_shot")
+    await fineTuned(idle)
+    expect((await ask(`/v1/models/${idle}/inference`)).body.error.code).toBe("no_active_deployment")
+  }, 120_000)
+
+  it("a run scores a Custom candidate and a Service candidate alike, and the Service candidate can win", async () => {
+    const before = await logCount(served)
+    const { id, ids: [custom, ours] } = await runLeaderboard([partly(), service(served)])
+    const { done, rows } = await runToEnd(id)
+    expect(done.status).toBe("succeeded")
+    expect(done.progress).toEqual({ total: 20, completed: 20, failed: 0 })
+    expect(done.winner_leaderboard_model_id).toBe(ours)
+    expect(done.results.map((r) => [r.leaderboard_model_id, r.correct, r.total, r.errors])).toEqual([[ours, 10, 10, 0], [custom, 6, 10, 0]])
+    expect(done.results[0]!.latency_ms_p50).not.toBeNull()
+    for (const row of rows) {
+      const answer = row.results.find((r) => r.leaderboard_model_id === ours)!
+      expect(answer).toMatchObject({ output: row.reference, verdict: "correct", error: null })
+      expect(answer.latency_ms).toEqual(expect.any(Number))
+    }
+    // each answer is a call of the model's version, in its inference log
+    await expect.poll(() => logCount(served), { timeout: 5_000, interval: 50 }).toBe(before + 10)
+
+    // the winner serves the leaderboard at once, through the model
+    const reply = await podium.request("POST", `/v1/leaderboard/${id}/inference`, { token: inferToken, json: { input: "q3" } })
+    expect(reply.status).toBe(200)
+    expect(reply.headers.get("x-service-leaderboard-model-id")).toBe(ours)
+    expect(reply.headers.get("x-service-model-source")).toBe("Service")
+    expect(reply.body.choices[0].message.content).toBe("a3")
+  })
+
+  it("leaderboard inference served by a Service candidate answers with the model's deployed version, traced and logged", async () => {
+    const { candidate, id } = await servingLeaderboard(owner.api, service(served))
+    const before = await logCount(served)
+    const reply = await podium.request("POST", `/v1/leaderboard/${id}/inference`, { token: inferToken, json: { input: "q42" } })
+    expect(reply.status).toBe(200)
+    expect(reply.body.choices[0].message.content).toBe("a42")
+    expect(reply.headers.get("x-service-model-source")).toBe("Service")
+    expect(reply.headers.get("x-service-leaderboard-model-id")).toBe(candidate)
+    // the version's demonstrations go in front; max_tokens is the deployment's default
+    const sent = fake.seen.filter((s) => s.path.endsWith("/chat/completions")).at(-1)!
+    expect(sent.body.model).toBe("acme/small")
+    expect(lastUser(sent.body.messages)).toBe("q42")
+    expect(sent.body.messages.length).toBeGreaterThan(1)
+    expect(sent.body.max_tokens).toBe(512)
+
+    await expect.poll(() => logCount(served), { timeout: 5_000, interval: 50 }).toBe(before + 1)
+    const [log] = (await call("GET", `/api/models/${served}/inference/logs?limit=1`, undefined, readToken)).body.logs
+    expect(log).toMatchObject({ input_message: { messages: [{ role: "user", content: "q42" }] }, metadata: { status: "success", trace_id: null } })
+
+    // traced as the leaderboard's call (the log names no trace: the model's own inference path did not trace it again)
+    const traceId = reply.headers.get("x-service-trace-id")!
+    await expect.poll(async () => (await query(podium.databaseUrl, (sql) => sql`SELECT id FROM traces WHERE id = ${traceId}`)).length, {
+      timeout: 5_000,
+      interval: 25
+    }).toBe(1)
+    const [trace] = await query(podium.databaseUrl, (sql) =>
+      sql`SELECT leaderboard_id::text AS leaderboard, leaderboard_model_id::text AS candidate, source, status, output
+          FROM traces WHERE id = ${traceId}`)
+    expect(trace).toEqual({ leaderboard: id, candidate, source: "inference", status: "success", output: "a42" })
+  })
+
+  it("a Service candidate whose model has no active deployment fails like any failing candidate", async () => {
+    const { candidate, id } = await servingLeaderboard(owner.api, service(idle, "idle model"))
+    const reply = await podium.request("POST", `/v1/leaderboard/${id}/inference`, { token: inferToken, json: { input: "q1" } })
+    expect(reply.status).toBe(502)
+    expect(reply.body.error).toMatchObject({ code: "upstream_error", details: { candidate_id: candidate, candidate_name: "idle model" } })
+    expect(reply.body.error.message).toMatch(/no active deployment/)
+    const traceId = String(reply.body.error.details.trace_id)
+    await expect.poll(async () => (await query(podium.databaseUrl, (sql) => sql`SELECT id FROM traces WHERE id = ${traceId}`)).length, {
+      timeout: 5_000,
+      interval: 25
+    }).toBe(1)
+    const [trace] = await query(podium.databaseUrl, (sql) => sql`SELECT status, error FROM traces WHERE id = ${traceId}`)
+    expect(trace).toMatchObject({ status: "error", error: expect.stringMatching(/no active deployment/) })
+
+    const { id: board, ids: [custom, ours] } = await runLeaderboard([partly(), service(idle, "idle model")])
+    const { done, rows } = await runToEnd(board)
+    expect(done.status).toBe("succeeded")
+    expect(done.winner_leaderboard_model_id).toBe(custom)
+    expect(done.results.find((r) => r.leaderboard_model_id === ours)).toMatchObject({ correct: 0, total: 10, errors: 10 })
+    for (const row of rows) {
+      expect(row.results.find((r) => r.leaderboard_model_id === ours)).toMatchObject({
+        output: null,
+        verdict: "incorrect",
+        error: expect.stringMatching(/no active deployment/)
+      })
+    }
+    // nothing was called, so nothing was logged
+    expect(await logCount(idle)).toBe(0)
+  })
+
+  it("human evaluation asks a Service candidate through its model", async () => {
+    const { id } = await humanLeaderboard(owner.api, [service(served), service(idle, "idle model")], aHumanLeaderboard())
+    const before = await logCount(served)
+    const caseId = (await createCase(owner.api, id, aCase({ input: "q5" }))).body.id
+    const answered = await generate(owner.api, id, caseId)
+    expect(answered.responses.map((r) => r.status).sort()).toEqual(["failed", "succeeded"])
+    expect(answered.responses.find((r) => r.status === "succeeded")!.output).toBe("a5")
+    await expect.poll(() => logCount(served), { timeout: 5_000, interval: 50 }).toBe(before + 1)
+  })
+
+  it("refuses a Service candidate of another workspace's model, or of no model", async () => {
+    const stranger = await signedIn(podium, "model-inference-stranger")
+    const { id } = (await stranger.api((c) => c.leaderboards.create({ payload: aLeaderboard() }))).leaderboard
+    const add = (api: typeof owner.api, leaderboard_id: LeaderboardId, modelId: string) =>
+      api((c) => c.leaderboards.addModel({ params: { leaderboard_id }, payload: service(modelId) }))
+    await expectValidation(add(stranger.api, id, served), ["model_id"], "another workspace's model")
+    const mine = (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard() }))).leaderboard.id
+    await expectValidation(add(owner.api, mine, randomUUID()), ["model_id"], "no model")
+    expect((await owner.api((c) => c.leaderboards.get({ params: { leaderboard_id: mine } }))).models).toEqual([])
+    await expectError(add(stranger.api, mine, served), 404, "not_found", "another workspace's leaderboard")
+    expect((await add(owner.api, mine, served)).model).toMatchObject({ platform: "Service", model_id: served })
   })
 })

@@ -50,7 +50,9 @@ import {
   FineTunes,
   ModelInference,
   ModelLogs,
+  ModelDirectoryLive,
   Models,
+  ServiceModelsLive,
   ModelWebhooks,
   AllowPrivateWebhooks,
   WebhookRetryBase
@@ -282,7 +284,8 @@ export const layerServices = (config: PodiumConfig) =>
         ModelInference.layer,
         CaseGenerator.layer
       ).pipe(
-        Layer.provideMerge(Leaderboards.layer),
+        Layer.provide(ServiceModelsLive),
+        Layer.provideMerge(Leaderboards.layer.pipe(Layer.provide(ModelDirectoryLive))),
         Layer.provideMerge(ChatTargets.layer),
         Layer.provideMerge(CallBudgets.layer)
       )

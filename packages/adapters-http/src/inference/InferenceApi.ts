@@ -4,7 +4,6 @@ import { LeaderboardId } from "@podium/domain/leaderboards"
 import {
   BudgetExceeded,
   LeaderboardArchived,
-  NoActiveDeployment,
   NoServingModel,
   NotFound,
   StreamingUnsupported,
@@ -44,7 +43,6 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
       StreamingUnsupported,
       LeaderboardArchived,
       NoServingModel,
-      NoActiveDeployment,
       BudgetExceeded,
       UpstreamError
     ]

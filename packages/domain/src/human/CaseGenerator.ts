@@ -4,14 +4,11 @@ import type { CaseResponse, Slot } from "./CaseStage.ts"
 import { complete } from "./CaseLifecycle.ts"
 import type { CaseId } from "./HumanEval.ts"
 import { type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
-import { ChatProvider, TraceWriter, ChatTargets, isCallable } from "../inference/index.ts"
+import { ChatProvider, TraceWriter, ChatTargets, isCallable, ServiceModels } from "../inference/index.ts"
 import type { GenerationJob } from "./CaseGeneration.ts"
 import { HumanCaseRepository } from "./HumanCaseRepository.ts"
 import { HumanDocumentRepository } from "./HumanDocumentRepository.ts"
 import { IdGenerator } from "../shared/index.ts"
-
-/** The failure stored when a Service candidate has no deployment to call. */
-const noDeployment = "the candidate is served by a model of this service, which has no active deployment"
 
 /** The failure stored when the database refuses a generated answer. */
 const notStored = "the answer could not be stored"
@@ -35,6 +32,7 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
       const ids = yield* IdGenerator
       const provider = yield* ChatProvider
       const targets = yield* ChatTargets
+      const serviceModels = yield* ServiceModels
       const traces = yield* TraceWriter
       const documents = yield* HumanDocumentRepository
 
@@ -49,15 +47,15 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
         const candidate = Option.flatMapNullishOr(serving, (s) => s.candidates.find((x) => x.id === slot.candidate_id))
         const messages = generationMessages(c, yield* documents.texts(c.workspace_id, c.attachments.map((a) => a.id)))
         const started = yield* DateTime.now
-        const result = Option.isNone(serving) || Option.isNone(candidate) || !isCallable(candidate.value)
-          ? Result.fail({
-            reason: Option.isSome(candidate) ? noDeployment : "the candidate was removed",
-            latency_ms: 0
-          })
-          : yield* Effect.result(provider.complete(
+        // a Service candidate is answered by its model's deployed version, failing like any candidate when it cannot
+        const result = Option.isNone(serving) || Option.isNone(candidate)
+          ? Result.fail({ reason: "the candidate was removed", latency_ms: 0 })
+          : isCallable(candidate.value)
+          ? yield* Effect.result(provider.complete(
             yield* targets.of(candidate.value, c.workspace_id, serving.value.credentials),
             { messages }
           ))
+          : yield* Effect.result(serviceModels.complete(c.workspace_id, candidate.value.model_id ?? "", { messages }))
         const traceId = yield* ids.next
         const response: CaseResponse = Result.isSuccess(result)
           ? {

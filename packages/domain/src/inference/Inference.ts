@@ -9,14 +9,15 @@ import {
   Leaderboards,
 } from "../leaderboards/index.ts"
 import { type InvalidInput, type NotFound, IdGenerator } from "../shared/index.ts"
-import { NoActiveDeployment, NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
+import { NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
 import { type BudgetExceeded, boundCall, type Prices, type Principal } from "../access/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
-import { ChatProvider } from "./ChatProvider.ts"
+import { type ChatCompletion, ChatProvider, type ChatProviderFailed, type ChatRequest } from "./ChatProvider.ts"
 import { BudgetDefaultMaxTokens, PriceCatalogue } from "./PriceCatalogue.ts"
 import { TraceWriter } from "./TraceWriter.ts"
 import type { Trace } from "./Trace.ts"
 import { ChatTargets, isCallable } from "./ChatTargets.ts"
+import { ServiceModels } from "./ServiceModels.ts"
 
 export interface InferenceRequest extends PromptInput {
   readonly temperature?: number | undefined
@@ -48,7 +49,11 @@ export const servingCandidate = (
     (candidates.length === 1 ? candidates[0] : undefined)
 }
 
-/** Production traffic through a leaderboard's serving candidate; every call leaves a trace. */
+/**
+ * Production traffic through a leaderboard's serving candidate; every call leaves a trace. A Service
+ * candidate is answered by its model's deployed version (ServiceModels), traced and budgeted here
+ * like any candidate; a model that cannot answer fails like an upstream (502).
+ */
 export class Inference extends Context.Service<Inference, {
   readonly infer: (
     principal: Principal,
@@ -61,7 +66,6 @@ export class Inference extends Context.Service<Inference, {
     | StreamingUnsupported
     | LeaderboardArchived
     | NoServingModel
-    | NoActiveDeployment
     | UpstreamFailed
     | BudgetExceeded
   >
@@ -72,6 +76,7 @@ export class Inference extends Context.Service<Inference, {
       const leaderboards = yield* Leaderboards
       const targets = yield* ChatTargets
       const provider = yield* ChatProvider
+      const serviceModels = yield* ServiceModels
       const traces = yield* TraceWriter
       const ids = yield* IdGenerator
 
@@ -99,19 +104,20 @@ export class Inference extends Context.Service<Inference, {
         const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
         const candidate = servingCandidate(leaderboard, candidates, ranking_winner)
         if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
-        if (!isCallable(candidate)) return yield* new NoActiveDeployment({ model_id: candidate.model_id ?? "" })
         const prices = yield* pricesOf(candidate)
-        const target = {
-          ...yield* targets.of(candidate, leaderboard.workspace_id, credentials),
-          inputPricePerMTokens: prices.input,
-          outputPricePerMTokens: prices.output
-        }
+        const complete: (request: ChatRequest) => Effect.Effect<ChatCompletion, ChatProviderFailed> = isCallable(candidate)
+          ? yield* Effect.map(
+            targets.of(candidate, leaderboard.workspace_id, credentials),
+            (target) => (request: ChatRequest) =>
+              provider.complete({ ...target, inputPricePerMTokens: prices.input, outputPricePerMTokens: prices.output }, request)
+          )
+          : (request) => serviceModels.complete(leaderboard.workspace_id, candidate.model_id ?? "", request)
         const bound = boundCall(prices, prompt.messages, request.max_tokens, defaultMaxTokens)
         // Once the upstream is called the call is paid for: finish it and record its trace even if
         // the client hangs up meanwhile (waiting for the budget can still be given up).
         return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
           const reservation = yield* restore(reserve(principal, bound))
-          const result = yield* Effect.result(provider.complete(target, {
+          const result = yield* Effect.result(complete({
             messages: prompt.messages,
             temperature: request.temperature,
             // a budgeted call's output is capped, so its reservation bounds what it costs

@@ -1,7 +1,7 @@
 import { Context, DateTime, Effect, Layer, Option, Redacted } from "effect"
 import { type Forbidden, type Principal, visibleMembership, workspaceOf } from "../access/index.ts"
 import { type AuthType, Candidate, checkCandidate, type Platform } from "./Candidate.ts"
-import { type InvalidInput, NotFound, type WorkspaceId, IdGenerator, SecretCipher } from "../shared/index.ts"
+import { InvalidInput, NotFound, type WorkspaceId, IdGenerator, SecretCipher } from "../shared/index.ts"
 import {
   applyUpdate,
   type CandidateId,
@@ -15,6 +15,7 @@ import {
   type UpdateInput
 } from "./Leaderboard.ts"
 import { LeaderboardRepository, type Serving } from "./LeaderboardRepository.ts"
+import { ModelDirectory } from "./ModelDirectory.ts"
 
 export interface CreateInput extends ChallengeInput {
   readonly name: string
@@ -66,6 +67,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
     input: UpdateInput
   ) => Effect.Effect<Leaderboard, NotFound | InvalidInput | LeaderboardArchived>
   readonly remove: (principal: Principal, id: LeaderboardId) => Effect.Effect<void, NotFound>
+  /** A Service candidate's `model_id` must name a model of the leaderboard's workspace (ModelDirectory). */
   readonly addCandidate: (
     principal: Principal,
     id: LeaderboardId,
@@ -83,6 +85,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
       const repository = yield* LeaderboardRepository
       const ids = yield* IdGenerator
       const cipher = yield* SecretCipher
+      const models = yield* ModelDirectory
 
       /** The leaderboard with its candidates, if the caller's workspace owns it. */
       const visibleServing = Effect.fnUntraced(function*(
@@ -178,7 +181,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         id: LeaderboardId,
         input: CandidateInput
       ) {
-        yield* writable(principal, id)
+        const leaderboard = yield* writable(principal, id)
         const fields = {
           platform: input.platform ?? "Router",
           model_name: input.model_name ?? null,
@@ -188,6 +191,9 @@ export class Leaderboards extends Context.Service<Leaderboards, {
           auth_header_name: input.auth_header_name ?? null
         }
         yield* Effect.fromResult(checkCandidate(fields))
+        if (fields.model_id !== null && fields.platform === "Service" && !(yield* models.exists(leaderboard.workspace_id, fields.model_id))) {
+          return yield* new InvalidInput({ message: "model_id names no model of the leaderboard's workspace", path: ["model_id"] })
+        }
         const candidate = new Candidate({
           ...fields,
           id: (yield* ids.next) as CandidateId,

@@ -1,22 +1,28 @@
-import { Context, DateTime, Effect, Layer, Option, Semaphore } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { type BudgetExceeded, boundCall, type Principal, visibleMembership } from "../access/index.ts"
 import {
   CallBudgets,
+  type ChatCompletion,
+  type ChatMessage,
   ChatProvider,
+  ChatProviderFailed,
   type ChatTarget,
+  ChatTargets,
   type InferenceRequest,
   NoActiveDeployment,
+  ServiceModels,
   StreamingUnsupported,
   TraceWriter,
   UpstreamFailed
 } from "../inference/index.ts"
+import { ModelDirectory } from "../leaderboards/index.ts"
 import { IdGenerator, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
-import { defaultDeployment, ModelServing, type ServedVersion, type ServingModel } from "./Deployment.ts"
+import { defaultDeployment, type Deployment, ModelServing, type ServedVersion, type ServingModel } from "./Deployment.ts"
 import { versionTarget } from "./Deployments.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
 import { InferenceLog, InferenceLogWriter } from "./InferenceLog.ts"
 import { NoSuccessfulFineTune } from "./ModelErrors.ts"
-import { ChatTargets } from "../inference/index.ts"
+import { ModelRepository } from "./ModelRepository.ts"
 
 export interface ModelServed {
   /** The upstream's JSON, as it arrived. */
@@ -28,7 +34,200 @@ export interface ModelServed {
   readonly trace_id: string | null
 }
 
-const redact = (text: string, secret: string | null) => secret === null || secret === "" ? text : text.split(secret).join("[version]")
+/** The version a call goes to, and how it is asked. */
+export interface ChosenVersion {
+  readonly model: ServingModel
+  readonly version: ServedVersion
+  readonly deployment: Deployment
+  readonly target: ChatTarget
+  /** The messages the version is sent for the caller's (a `few_shot` version's demonstrations go in front). */
+  readonly shape: (messages: ReadonlyArray<ChatMessage>) => ReadonlyArray<ChatMessage>
+  /** Where the version lives (a tuned model's name): never written to a log or an error. */
+  readonly secret: string | null
+}
+
+/** One call to a version: the caller's messages, what was sent, and the limits it went with. */
+export interface VersionExchange {
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly sent: ReadonlyArray<ChatMessage>
+  /** The caller's, else the deployment's `default_max_new_tokens`. */
+  readonly maxTokens: number
+  readonly temperature: number | undefined
+  readonly response_format?: unknown
+}
+
+/** A call made: when, and the upstream's answer or failure. */
+export interface VersionCall {
+  readonly timestamp: DateTime.Utc
+  readonly result: Result.Result<ChatCompletion, ChatProviderFailed>
+}
+
+const redact = (text: string, secret: string | null) =>
+  secret === null || secret === "" ? text : text.split(secret).join("[version]")
+
+/** The model's active version a call goes to: the one named (if it is active), else the most recently deployed. */
+export const activeVersion = (model: Pick<ServingModel, "active">, versionId: string | null): ServedVersion | undefined =>
+  versionId === null ? model.active[0] : model.active.find((v) => v.id === versionId)
+
+export const exchangeOf = (
+  chosen: Pick<ChosenVersion, "shape" | "deployment">,
+  request: {
+    readonly messages: ReadonlyArray<ChatMessage>
+    readonly temperature?: number | undefined
+    readonly max_tokens?: number | undefined
+    readonly response_format?: unknown
+  }
+): VersionExchange => ({
+  messages: request.messages,
+  sent: chosen.shape(request.messages),
+  maxTokens: request.max_tokens ?? chosen.deployment.default_max_new_tokens,
+  temperature: request.temperature,
+  ...(request.response_format === undefined ? {} : { response_format: request.response_format })
+})
+
+/** The model's inference log of a call: the provider exchange without where the version lives or any credential. */
+export const inferenceLogOf = (
+  chosen: Pick<ChosenVersion, "model" | "version" | "secret">,
+  exchange: VersionExchange,
+  called: VersionCall,
+  ids: { readonly message_id: string; readonly trace_id: string | null },
+  now: DateTime.Utc
+): InferenceLog => {
+  const { model, secret, version } = chosen
+  const { maxTokens, messages, sent } = exchange
+  const { result } = called
+  const output = Result.isSuccess(result) ? result.success.output : null
+  return new InferenceLog({
+    id: ids.message_id,
+    model_id: model.id,
+    workspace_id: model.workspace_id,
+    version_id: version.id,
+    timestamp: called.timestamp,
+    input_message: { messages },
+    output_messages: { messages: output === null ? [] : [{ role: "assistant", content: output }] },
+    traces: {
+      request: {
+        messages: sent.length === messages.length ? messages : `[${sent.length - messages.length} demonstration turns] + messages`,
+        max_tokens: maxTokens,
+        temperature: exchange.temperature ?? null
+      },
+      response: Result.isSuccess(result)
+        ? { status: 200, body: redact(result.success.body, secret) }
+        : { status: result.failure.upstream_status, error: redact(result.failure.reason, secret) }
+    },
+    metadata: {
+      status: Result.isSuccess(result) ? "success" : "error",
+      version_id: version.id,
+      trainer: version.trainer,
+      latency_ms: Result.isSuccess(result) ? result.success.latencyMs : result.failure.latency_ms,
+      usage: Result.isSuccess(result) ? result.success.usage : null,
+      cost_usd: Result.isSuccess(result) ? result.success.costUsd : null,
+      trace_id: ids.trace_id
+    },
+    created_at: now
+  })
+}
+
+/** Why a Service candidate's model cannot answer, as the failure of a candidate that did not (no upstream was called). */
+export const unservable = (
+  model: { readonly id: string; readonly name: string },
+  error: NotFound | NoSuccessfulFineTune | NoActiveDeployment
+): ChatProviderFailed =>
+  new ChatProviderFailed({
+    candidate_id: model.id,
+    candidate_name: model.name,
+    reason: error._tag === "NotFound"
+      ? `the model ${model.id} is not a model of this workspace`
+      : error._tag === "NoSuccessfulFineTune"
+      ? `the model ${model.name} has no successful fine-tune yet`
+      : `the model ${model.name} has no active deployment`,
+    upstream_status: error._tag === "NotFound" ? 404 : 409,
+    latency_ms: 0
+  })
+
+/**
+ * Calls to versions, shared by model inference and Service candidates: which version answers, the
+ * call within the version's workers, and its inference log. Both layers provide this same layer,
+ * which a composition builds once, so a version's `max_workers` holds across both.
+ */
+class VersionCaller extends Context.Service<VersionCaller, {
+  readonly choose: (
+    model: ServingModel,
+    versionId: string | null
+  ) => Effect.Effect<ChosenVersion, NotFound | NoSuccessfulFineTune | NoActiveDeployment>
+  readonly call: (chosen: ChosenVersion, exchange: VersionExchange) => Effect.Effect<VersionCall>
+  readonly log: (
+    chosen: ChosenVersion,
+    exchange: VersionExchange,
+    called: VersionCall,
+    ids: { readonly message_id: string; readonly trace_id: string | null }
+  ) => Effect.Effect<void>
+}>()("@podium/domain/models/ModelInference/VersionCaller") {
+  static readonly layer = Layer.effect(
+    VersionCaller,
+    Effect.gen(function*() {
+      const serving = yield* ModelServing
+      const provider = yield* ChatProvider
+      const logs = yield* InferenceLogWriter
+      const context = yield* Effect.context<FineTuningApi | ChatTargets>()
+
+      /** Calls served at once per version on this instance (its deployment's `max_workers`). */
+      const workers = new Map<string, { readonly size: number; readonly gate: Semaphore.Semaphore }>()
+      const workersOf = (version: ServedVersion) => {
+        const size = (version.deployment ?? defaultDeployment).max_workers
+        let entry = workers.get(version.id)
+        if (entry === undefined || entry.size !== size) workers.set(version.id, entry = { size, gate: Semaphore.makeUnsafe(size) })
+        return entry.gate
+      }
+
+      const choose = Effect.fnUntraced(function*(model: ServingModel, versionId: string | null) {
+        if (!model.fine_tuned) {
+          return yield* new NoSuccessfulFineTune({ model_id: model.id, message: "The model has no successful fine-tune yet" })
+        }
+        const version = activeVersion(model, versionId)
+        if (version === undefined && versionId !== null && Option.isNone(yield* serving.version(model.id, versionId))) {
+          return yield* new NotFound({ resource: "model version", id: versionId })
+        }
+        if (version === undefined) return yield* new NoActiveDeployment({ model_id: model.id })
+        const { shape, target } = yield* versionTarget(version.artifact, model.workspace_id as WorkspaceId).pipe(Effect.provide(context))
+        return {
+          model,
+          version,
+          deployment: version.deployment ?? defaultDeployment,
+          target: target as ChatTarget,
+          shape,
+          secret: version.artifact.kind === "openai" ? version.artifact.model : null
+        } satisfies ChosenVersion
+      })
+
+      const call = Effect.fnUntraced(function*(chosen: ChosenVersion, exchange: VersionExchange) {
+        const timestamp = yield* DateTime.now
+        const result = yield* Semaphore.withPermit(
+          workersOf(chosen.version),
+          Effect.result(provider.complete(chosen.target, {
+            messages: exchange.sent,
+            temperature: exchange.temperature,
+            max_tokens: exchange.maxTokens,
+            ...(exchange.response_format === undefined ? {} : { response_format: exchange.response_format })
+          }))
+        )
+        return { timestamp, result } satisfies VersionCall
+      })
+
+      const log = Effect.fnUntraced(function*(
+        chosen: ChosenVersion,
+        exchange: VersionExchange,
+        called: VersionCall,
+        ids: { readonly message_id: string; readonly trace_id: string | null }
+      ) {
+        const now = yield* DateTime.now
+        yield* logs.record(inferenceLogOf(chosen, exchange, called, ids, now), { deliver: chosen.model.webhook_enabled })
+      })
+
+      return VersionCaller.of({ choose, call, log })
+    })
+  )
+}
 
 /**
  * Inference through a model's deployed version: the most recently deployed active one, or the one
@@ -52,21 +251,10 @@ export class ModelInference extends Context.Service<ModelInference, {
     ModelInference,
     Effect.gen(function*() {
       const serving = yield* ModelServing
-      const provider = yield* ChatProvider
+      const calls = yield* VersionCaller
       const budgets = yield* CallBudgets
       const traces = yield* TraceWriter
-      const logs = yield* InferenceLogWriter
       const ids = yield* IdGenerator
-      const context = yield* Effect.context<FineTuningApi | ChatTargets>()
-
-      /** Calls served at once per version on this instance (its deployment's `max_workers`). */
-      const workers = new Map<string, { readonly size: number; readonly gate: Semaphore.Semaphore }>()
-      const workersOf = (version: ServedVersion) => {
-        const size = (version.deployment ?? defaultDeployment).max_workers
-        let entry = workers.get(version.id)
-        if (entry === undefined || entry.size !== size) workers.set(version.id, entry = { size, gate: Semaphore.makeUnsafe(size) })
-        return entry.gate
-      }
 
       const visible = (principal: Principal, model: ServingModel) =>
         principal._tag === "ApiTokenPrincipal"
@@ -82,33 +270,17 @@ export class ModelInference extends Context.Service<ModelInference, {
         if (request.stream === true) return yield* new StreamingUnsupported()
         const found = yield* serving.snapshot(modelId)
         if (Option.isNone(found) || !visible(principal, found.value)) return yield* new NotFound({ resource: "model", id: modelId })
-        const model = found.value
-        if (!model.fine_tuned) {
-          return yield* new NoSuccessfulFineTune({ model_id: model.id, message: "The model has no successful fine-tune yet" })
-        }
-        let version = versionId === null ? model.active[0] : model.active.find((v) => v.id === versionId)
-        if (version === undefined && versionId !== null && Option.isNone(yield* serving.version(model.id, versionId))) {
-          return yield* new NotFound({ resource: "model version", id: versionId })
-        }
-        if (version === undefined) return yield* new NoActiveDeployment({ model_id: model.id })
-        const served: ServedVersion = version
-        const deployment = served.deployment ?? defaultDeployment
-        const { shape, target } = yield* versionTarget(served.artifact, model.workspace_id as WorkspaceId).pipe(Effect.provide(context))
-        const secret = served.artifact.kind === "openai" ? served.artifact.model : null
-        const messages = request.messages ?? []
-        const sent = shape(messages)
-        const maxTokens = request.max_tokens ?? deployment.default_max_new_tokens
+        const chosen = yield* calls.choose(found.value, versionId)
+        const { model, secret, target, version } = chosen
+        const exchange = exchangeOf(chosen, { messages: request.messages ?? [], temperature: request.temperature, max_tokens: request.max_tokens })
+        const { maxTokens, messages, sent } = exchange
         const bound = boundCall({ input: target.inputPricePerMTokens, output: target.outputPricePerMTokens }, sent, maxTokens, maxTokens)
 
         // once the upstream is called the call is paid for: finish it, and log and trace it, even if the client hangs up
         return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
           const reservation = yield* restore(budgets.reserve(principal, bound))
-          const timestamp = yield* DateTime.now
-          const result = yield* Semaphore.withPermit(workersOf(served), Effect.result(provider.complete(target as ChatTarget, {
-            messages: sent,
-            temperature: request.temperature,
-            max_tokens: maxTokens
-          })))
+          const called = yield* calls.call(chosen, exchange)
+          const { result, timestamp } = called
           yield* budgets.settle(reservation, result._tag === "Success" ? result.success.costUsd ?? 0 : 0)
           const messageId = yield* ids.next
           const traceId = model.leaderboard_ids.length > 0 ? yield* ids.next : null
@@ -134,46 +306,79 @@ export class ModelInference extends Context.Service<ModelInference, {
               created_at: timestamp
             })
           }
-          const now = yield* DateTime.now
-          yield* logs.record(new InferenceLog({
-            id: messageId,
-            model_id: model.id,
-            workspace_id: model.workspace_id,
-            version_id: served.id,
-            timestamp,
-            input_message: { messages },
-            output_messages: { messages: output === null ? [] : [{ role: "assistant", content: output }] },
-            // the provider exchange; where the version lives (a tuned model's name) and credentials are never in it
-            traces: {
-              request: { messages: sent.length === messages.length ? messages : `[${sent.length - messages.length} demonstration turns] + messages`, max_tokens: maxTokens, temperature: request.temperature ?? null },
-              response: result._tag === "Success"
-                ? { status: 200, body: redact(result.success.body, secret) }
-                : { status: result.failure.upstream_status, error: redact(result.failure.reason, secret) }
-            },
-            metadata: {
-              status: result._tag === "Success" ? "success" : "error",
-              version_id: served.id,
-              trainer: served.trainer,
-              latency_ms: result._tag === "Success" ? result.success.latencyMs : result.failure.latency_ms,
-              usage: result._tag === "Success" ? result.success.usage : null,
-              cost_usd: result._tag === "Success" ? result.success.costUsd : null,
-              trace_id: traceId
-            },
-            created_at: now
-          }), { deliver: model.webhook_enabled })
+          yield* calls.log(chosen, exchange, called, { message_id: messageId, trace_id: traceId })
           if (result._tag === "Failure") {
             return yield* new UpstreamFailed({
-              candidate_id: served.id,
+              candidate_id: version.id,
               candidate_name: model.name,
               reason: redact(result.failure.reason, secret),
               trace_id: traceId ?? messageId
             })
           }
-          return { body: result.success.body, model_id: model.id, version_id: served.id, message_id: messageId, trace_id: traceId }
+          return { body: result.success.body, model_id: model.id, version_id: version.id, message_id: messageId, trace_id: traceId }
         }))
       })
 
       return ModelInference.of({ infer })
     })
-  )
+  ).pipe(Layer.provide(VersionCaller.layer))
 }
+
+/**
+ * Service candidates answered by their model's deployed version (as model inference picks it for a
+ * call naming no version), logged in the model's inference log but neither traced nor budgeted
+ * here: the leaderboard's caller does both, as for any candidate. Only a model of the candidate's
+ * workspace answers.
+ */
+export const ServiceModelsLive = Layer.effect(
+  ServiceModels,
+  Effect.gen(function*() {
+    const serving = yield* ModelServing
+    const calls = yield* VersionCaller
+    const ids = yield* IdGenerator
+
+    const complete = Effect.fn("ServiceModels.complete")(function*(
+      workspaceId: WorkspaceId,
+      modelId: string,
+      request: Parameters<ServiceModels["complete"]>[2]
+    ) {
+      const found = yield* serving.snapshot(modelId)
+      if (Option.isNone(found) || found.value.workspace_id !== workspaceId) {
+        return yield* unservable({ id: modelId, name: modelId }, new NotFound({ resource: "model", id: modelId }))
+      }
+      const model = found.value
+      const chosen = yield* calls.choose(model, null).pipe(Effect.mapError((e) => unservable(model, e)))
+      const exchange = exchangeOf(chosen, request)
+      // once the version is called the call is paid for: finish and log it even if the caller gives up
+      return yield* Effect.uninterruptible(Effect.gen(function*() {
+        const called = yield* calls.call(chosen, exchange)
+        yield* calls.log(chosen, exchange, called, { message_id: yield* ids.next, trace_id: null })
+        const { result } = called
+        if (Result.isFailure(result)) {
+          return yield* new ChatProviderFailed({
+            candidate_id: model.id,
+            candidate_name: model.name,
+            reason: redact(result.failure.reason, chosen.secret),
+            upstream_status: result.failure.upstream_status,
+            latency_ms: result.failure.latency_ms
+          })
+        }
+        return { ...result.success, version_id: chosen.version.id }
+      }))
+    })
+
+    return { complete }
+  })
+).pipe(Layer.provide(VersionCaller.layer))
+
+/** The leaderboards' view of models: a model exists for a workspace when it is one of its own and not deleted. */
+export const ModelDirectoryLive = Layer.effect(
+  ModelDirectory,
+  Effect.gen(function*() {
+    const models = yield* ModelRepository
+    return {
+      exists: (workspaceId: WorkspaceId, modelId: string) =>
+        Effect.map(models.find(modelId), Option.exists((m) => m.workspace_id === workspaceId))
+    }
+  })
+)

@@ -6,9 +6,11 @@ import {
   ChatProvider,
   type ChatProviderFailed,
   type ChatTarget,
+  type ChatRequest,
   ChatTargets,
   isCallable,
   PriceCatalogue,
+  ServiceModels,
   TraceWriter
 } from "../inference/index.ts"
 import {
@@ -120,6 +122,7 @@ export class Runs extends Context.Service<Runs, {
       const humans = yield* HumanVerdicts
       const targets = yield* ChatTargets
       const provider = yield* ChatProvider
+      const serviceModels = yield* ServiceModels
       const catalogue = yield* PriceCatalogue
       const traces = yield* TraceWriter
       const ids = yield* IdGenerator
@@ -293,19 +296,29 @@ export class Runs extends Context.Service<Runs, {
         return { rows: rows.length, model_ids: run.model_ids }
       })
 
-      /** The candidate's own prices, else (for router models) the router's catalogue. */
-      const targetOf = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard, credentials: ReadonlyMap<string, string>) {
-        if (!isCallable(candidate)) return Option.none<ChatTarget>()
+      /**
+       * How the candidate is asked: over chat completions at its own prices, else (for router models)
+       * the router's catalogue; a Service candidate by its model's deployed version.
+       */
+      const askerOf = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard, credentials: ReadonlyMap<string, string>) {
+        if (!isCallable(candidate)) {
+          const modelId = candidate.model_id ?? ""
+          return (request: ChatRequest) => serviceModels.complete(leaderboard.workspace_id, modelId, request)
+        }
         const own = { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens }
         const prices = (own.input === null || own.output === null) && candidate.platform === "Router" && candidate.model_name !== null
           ? yield* catalogue.routerPrices(candidate.model_name)
           : own
-        const target = yield* targets.of(candidate, leaderboard.workspace_id, credentials)
-        return Option.some({ ...target, inputPricePerMTokens: prices.input, outputPricePerMTokens: prices.output })
+        const target: ChatTarget = {
+          ...yield* targets.of(candidate, leaderboard.workspace_id, credentials),
+          inputPricePerMTokens: prices.input,
+          outputPricePerMTokens: prices.output
+        }
+        return (request: ChatRequest) => provider.complete(target, request)
       })
 
-      const complete = (target: ChatTarget, request: Parameters<typeof provider.complete>[1]) =>
-        provider.complete(target, request).pipe(
+      const complete = (send: (request: ChatRequest) => Effect.Effect<ChatCompletion, ChatProviderFailed>, request: ChatRequest) =>
+        send(request).pipe(
           Effect.retry({ schedule: backoff, times: runAttempts - 1, while: retryable }),
           Effect.result
         )
@@ -334,7 +347,7 @@ export class Runs extends Context.Service<Runs, {
         if (rows.length === 0) return
         const { candidates, credentials, leaderboard } = yield* leaderboardOf(run)
         const candidate = candidates.find((c) => c.id === candidateId)
-        const target = candidate === undefined ? Option.none() : yield* targetOf(candidate, leaderboard, credentials)
+        const asker = candidate === undefined ? Option.none() : Option.some(yield* askerOf(candidate, leaderboard, credentials))
         const judge = run.eval_type === "judge"
           ? yield* Option.match(judgeOf(leaderboard), {
             onNone: () => Effect.succeed(Option.none<ChatTarget>()),
@@ -370,18 +383,12 @@ export class Runs extends Context.Service<Runs, {
             const save = (cell: Omit<Cell, "row_index" | "candidate_id">) =>
               Effect.flatMap(DateTime.now, (now) => runs.saveCell(runId, { ...cell, row_index: row.index, candidate_id: candidateId }, now))
             const none = { output: null, reason: null, latency_ms: null, cost_usd: null }
-            if (Option.isNone(target)) {
-              return yield* save({
-                ...none,
-                verdict: "incorrect",
-                error: candidate === undefined
-                  ? "the candidate was removed from the leaderboard"
-                  : "Service candidates answer through model inference, which has no active deployment"
-              })
+            if (Option.isNone(asker)) {
+              return yield* save({ ...none, verdict: "incorrect", error: "the candidate was removed from the leaderboard" })
             }
             const prompt = buildMessages(row.prompt, leaderboard.challenge)
             if (Result.isFailure(prompt)) return yield* save({ ...none, verdict: null, error: prompt.failure.message })
-            const answer = yield* complete(target.value, { messages: prompt.success.messages })
+            const answer = yield* complete(asker.value, { messages: prompt.success.messages })
             yield* trace(row, candidateId, prompt.success.messages, answer)
             if (Result.isFailure(answer)) {
               return yield* save({ ...none, verdict: "incorrect", error: storableText(answer.failure.reason), latency_ms: answer.failure.latency_ms })
@@ -398,7 +405,10 @@ export class Runs extends Context.Service<Runs, {
             }
             if (Option.isNone(judge)) return yield* save({ ...answered, verdict: null, reason: null, error: "judge: the leaderboard has no judge" })
             const ask = judgeRequest({ question: row.input, reference: row.reference, answer: output })
-            const judged = yield* complete(judge.value, { messages: ask.messages, response_format: ask.response_format })
+            const judged = yield* complete((request) => provider.complete(judge.value, request), {
+              messages: ask.messages,
+              response_format: ask.response_format
+            })
             yield* trace(row, null, ask.messages, judged)
             if (Result.isFailure(judged)) {
               return yield* save({ ...answered, verdict: null, reason: null, error: storableText(`judge: ${judged.failure.reason}`) })

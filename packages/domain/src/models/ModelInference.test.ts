@@ -1,0 +1,356 @@
+import { DateTime, Effect, Layer, Option, Result } from "effect"
+import { describe, expect, it } from "vitest"
+import {
+  CallBudgets,
+  type ChatRequest,
+  ChatProvider,
+  ChatProviderFailed,
+  type ChatTarget,
+  ChatTargets,
+  NoActiveDeployment,
+  ServiceModels,
+  TraceWriter
+} from "../inference/index.ts"
+import { LeaderboardRepositoryMemory, ModelDirectory } from "../leaderboards/index.ts"
+import { NotFound, type WorkspaceId } from "../shared/index.ts"
+import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
+import { defaultDeployment, ModelServing, type ServedVersion, type ServingModel } from "./Deployment.ts"
+import { FineTuningApi } from "./FineTuningApi.ts"
+import { InferenceLogReader } from "./InferenceLog.ts"
+import { InferenceLogsMemory } from "./InferenceLogMemory.ts"
+import { Model, type ModelId } from "./Model.ts"
+import { NoSuccessfulFineTune } from "./ModelErrors.ts"
+import {
+  activeVersion,
+  type VersionCall,
+  exchangeOf,
+  inferenceLogOf,
+  ModelDirectoryLive,
+  ModelInference,
+  ServiceModelsLive,
+  unservable
+} from "./ModelInference.ts"
+import { ModelRepository } from "./ModelRepository.ts"
+import { FineTuneRepositoryMemory, ModelRepositoryMemory } from "./ModelRepositoryMemory.ts"
+
+const workspace = uuid(1) as WorkspaceId
+const elsewhere = uuid(2) as WorkspaceId
+const at = DateTime.makeUnsafe(0)
+
+const version = (id: string, overrides: Partial<ServedVersion> = {}): ServedVersion => ({
+  id,
+  trainer: "openai",
+  artifact: { kind: "openai", model: `ft:base:acme:${id}` },
+  deployment_status: "active",
+  deployment: { ...defaultDeployment, default_max_new_tokens: 64 },
+  deployed_at: at,
+  ...overrides
+})
+
+const fewShot = version("v-few", {
+  trainer: "few_shot",
+  artifact: {
+    kind: "few_shot",
+    base_model: "acme/small",
+    demonstrations: [{ messages: [{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }] }]
+  },
+  deployment: null
+})
+
+const servingModel = (overrides: Partial<ServingModel> = {}): ServingModel => ({
+  id: "m-1",
+  workspace_id: workspace,
+  name: "support model",
+  leaderboard_ids: ["lb-1"],
+  fine_tuned: true,
+  active: [version("v-new"), version("v-old")],
+  webhook_enabled: false,
+  ...overrides
+})
+
+const ask = (content: string): ChatRequest => ({ messages: [{ role: "user", content }] })
+
+describe("activeVersion", () => {
+  it("is the most recently deployed active version, or the active one named", () => {
+    const model = servingModel()
+    expect(activeVersion(model, null)?.id).toBe("v-new")
+    expect(activeVersion(model, "v-old")?.id).toBe("v-old")
+    expect(activeVersion(model, "v-stopped")).toBeUndefined()
+    expect(activeVersion(servingModel({ active: [] }), null)).toBeUndefined()
+  })
+})
+
+describe("exchangeOf", () => {
+  const identity = { shape: <A>(m: A) => m, deployment: { ...defaultDeployment, default_max_new_tokens: 64 } }
+
+  it("sends the caller's messages as shaped, with the deployment's max_tokens unless the caller sets one", () => {
+    const plain = exchangeOf(identity, { ...ask("q7"), temperature: 0.2 })
+    expect(plain).toEqual({ messages: [{ role: "user", content: "q7" }], sent: [{ role: "user", content: "q7" }], maxTokens: 64, temperature: 0.2 })
+    expect(exchangeOf(identity, { ...ask("q7"), max_tokens: 5 }).maxTokens).toBe(5)
+    expect(exchangeOf(identity, { ...ask("q7"), response_format: { type: "json_object" } }).response_format).toEqual({ type: "json_object" })
+    const shaped = exchangeOf({ ...identity, shape: (m) => [{ role: "user", content: "demo" }, ...m] }, ask("q7"))
+    expect(shaped.sent).toHaveLength(2)
+    expect(shaped.messages).toHaveLength(1)
+  })
+})
+
+describe("inferenceLogOf", () => {
+  const chosen = { model: servingModel(), version: version("v-new"), secret: "ft:base:acme:v-new" }
+  const exchange = exchangeOf({ shape: (m) => [{ role: "user", content: "demo" }, { role: "assistant", content: "a" }, ...m], deployment: defaultDeployment }, ask("q7"))
+
+  it("records the exchange without where the version lives", () => {
+    const called: VersionCall = {
+      timestamp: at,
+      result: Result.succeed({ body: "{\"model\":\"ft:base:acme:v-new\"}", output: "a7", usage: null, costUsd: 0.001, latencyMs: 12 })
+    }
+    const log = inferenceLogOf(chosen, exchange, called, { message_id: "msg-1", trace_id: null }, at)
+    expect(log).toMatchObject({
+      id: "msg-1",
+      model_id: "m-1",
+      workspace_id: workspace,
+      version_id: "v-new",
+      input_message: { messages: [{ role: "user", content: "q7" }] },
+      output_messages: { messages: [{ role: "assistant", content: "a7" }] },
+      traces: { request: { messages: "[2 demonstration turns] + messages", max_tokens: 512, temperature: null } },
+      metadata: { status: "success", version_id: "v-new", trainer: "openai", latency_ms: 12, cost_usd: 0.001, trace_id: null }
+    })
+    expect(JSON.stringify(log.traces)).not.toContain("ft:base")
+  })
+
+  it("records a failure with its status and the reason redacted", () => {
+    const failed = new ChatProviderFailed({
+      candidate_id: "x",
+      candidate_name: "x",
+      reason: "ft:base:acme:v-new answered 500",
+      upstream_status: 500,
+      latency_ms: 9
+    })
+    const log = inferenceLogOf(chosen, exchange, { timestamp: at, result: Result.fail(failed) }, { message_id: "msg-2", trace_id: "t-2" }, at)
+    expect(log.traces["response"]).toEqual({ status: 500, error: "[version] answered 500" })
+    expect(log.output_messages).toEqual({ messages: [] })
+    expect(log.metadata).toMatchObject({ status: "error", latency_ms: 9, usage: null, cost_usd: null, trace_id: "t-2" })
+  })
+})
+
+describe("unservable", () => {
+  it("fails as a candidate that could not answer: 404 for another workspace's model, 409 without a deployment", () => {
+    const model = { id: "m-1", name: "support model" }
+    const missing = unservable(model, new NotFound({ resource: "model", id: "m-1" }))
+    expect(missing).toMatchObject({ candidate_id: "m-1", candidate_name: "support model", upstream_status: 404, latency_ms: 0 })
+    const untuned = unservable(model, new NoSuccessfulFineTune({ model_id: "m-1", message: "no" }))
+    expect(untuned).toMatchObject({ upstream_status: 409, reason: "the model support model has no successful fine-tune yet" })
+    const undeployed = unservable(model, new NoActiveDeployment({ model_id: "m-1" }))
+    expect(undeployed).toMatchObject({ upstream_status: 409, reason: "the model support model has no active deployment" })
+  })
+})
+
+// ServiceModelsLive over small fakes of the ports it calls: a fixed serving copy, a chat provider
+// that records what it is sent, the memory inference logs. No trace writer and no budgets are
+// provided: the layer needs neither.
+describe("ServiceModelsLive", () => {
+  const target = (name: string): ChatTarget => ({
+    candidateId: name,
+    candidateName: name,
+    platform: "Router",
+    modelName: name,
+    url: null,
+    authType: "bearer",
+    authHeaderName: null,
+    token: Option.none(),
+    inputPricePerMTokens: null,
+    outputPricePerMTokens: null
+  })
+
+  const models = new Map<string, ServingModel>([
+    ["m-1", servingModel()],
+    ["m-few", servingModel({ id: "m-few", active: [fewShot], webhook_enabled: true })],
+    ["m-untuned", servingModel({ id: "m-untuned", fine_tuned: false, active: [] })],
+    ["m-idle", servingModel({ id: "m-idle", active: [] })],
+    ["m-other", servingModel({ id: "m-other", workspace_id: elsewhere })]
+  ])
+
+  const setup = () => {
+    const sent: Array<{ readonly target: ChatTarget; readonly request: ChatRequest }> = []
+    const inFlight = { now: 0, most: 0 }
+    const ports = Layer.mergeAll(
+      Layer.succeed(ModelServing, {
+        snapshot: (id) => Effect.succeed(Option.fromUndefinedOr(models.get(id))),
+        version: () => Effect.succeedNone
+      }),
+      Layer.succeed(ChatProvider, {
+        complete: (to, request) =>
+          Effect.gen(function*() {
+            sent.push({ target: to, request })
+            const question = request.messages.at(-1)?.content ?? ""
+            if (question === "boom") {
+              return yield* new ChatProviderFailed({
+                candidate_id: to.candidateId,
+                candidate_name: to.candidateName,
+                reason: `${to.modelName} answered 500`,
+                upstream_status: 500,
+                latency_ms: 3
+              })
+            }
+            inFlight.most = Math.max(inFlight.most, ++inFlight.now)
+            if (question === "slow") yield* Effect.sleep("20 millis")
+            inFlight.now--
+            return { body: "{}", output: `${to.modelName}: ${question}`, usage: null, costUsd: 0.01, latencyMs: 4 }
+          })
+      }),
+      Layer.succeed(FineTuningApi, {
+        configured: true,
+        upload: () => Effect.die("not used"),
+        create: () => Effect.die("not used"),
+        findByMetadata: () => Effect.die("not used"),
+        job: () => Effect.die("not used"),
+        events: () => Effect.die("not used"),
+        cancel: () => Effect.die("not used"),
+        chatTarget: target
+      }),
+      Layer.succeed(ChatTargets, { of: () => Effect.die("not used"), judge: (_, model) => Effect.succeed(target(model)) }),
+      IdGeneratorInOrder.layer
+    )
+    const layer = Layer.mergeAll(ServiceModelsLive, ModelInference.layer).pipe(
+      Layer.provideMerge(InferenceLogsMemory.layer),
+      Layer.provide(Layer.succeed(CallBudgets, { reserve: () => Effect.succeedNone, settle: () => Effect.void })),
+      Layer.provide(Layer.succeed(TraceWriter, { record: () => Effect.void, flush: Effect.void })),
+      Layer.provideMerge(ports)
+    )
+    const run = <A, E>(effect: Effect.Effect<A, E, InferenceLogReader | ModelInference>) => Effect.runPromise(Effect.provide(effect, layer))
+    return { sent, inFlight, run }
+  }
+
+  const complete = (modelId: string, request: ChatRequest, workspaceId = workspace) =>
+    Effect.gen(function*() {
+      const models = yield* ServiceModels
+      return yield* Effect.result(models.complete(workspaceId, modelId, request))
+    })
+  const logsOf = (modelId: string) => Effect.gen(function*() {
+    const reader = yield* InferenceLogReader
+    return yield* reader.list(modelId, 10)
+  })
+
+  it("answers by the model's most recently deployed version and logs the call, with max_tokens from its deployment", async () => {
+    const { run, sent } = setup()
+    const { answer, logs } = await run(Effect.gen(function*() {
+      const answer = yield* complete("m-1", ask("q7"))
+      const logs = yield* logsOf("m-1")
+      return { answer, logs }
+    }))
+    expect(Result.getOrThrow(answer)).toMatchObject({ version_id: "v-new", output: "ft:base:acme:v-new: q7", costUsd: 0.01, latencyMs: 4 })
+    expect(sent).toHaveLength(1)
+    expect(sent[0]!.request).toMatchObject({ messages: [{ role: "user", content: "q7" }], max_tokens: 64 })
+    expect(logs).toHaveLength(1)
+    expect(logs[0]).toMatchObject({ version_id: "v-new", metadata: { status: "success", trace_id: null } })
+    expect(logs[0]!.metadata["webhook_delivery"]).toBeUndefined()
+  })
+
+  it("puts a few_shot version's demonstrations in front, and delivers the log when the model's webhook is on", async () => {
+    const { run, sent } = setup()
+    const { answer, logs } = await run(Effect.gen(function*() {
+      const answer = yield* complete("m-few", { ...ask("q7"), max_tokens: 9 })
+      const logs = yield* logsOf("m-few")
+      return { answer, logs }
+    }))
+    expect(Result.getOrThrow(answer).version_id).toBe("v-few")
+    expect(sent[0]!.target.modelName).toBe("acme/small")
+    expect(sent[0]!.request.messages.map((m) => m.content)).toEqual(["q1", "a1", "q7"])
+    expect(sent[0]!.request.max_tokens).toBe(9)
+    expect(logs[0]!.metadata).toMatchObject({ trainer: "few_shot", webhook_delivery: { status: "pending" } })
+  })
+
+  it("fails like a candidate that could not answer, without calling anything, when the model cannot serve", async () => {
+    const { run, sent } = setup()
+    const outcomes = await run(Effect.all([
+      complete("m-other", ask("q7")),
+      complete("m-1", ask("q7"), elsewhere),
+      complete("nope", ask("q7")),
+      complete("m-untuned", ask("q7")),
+      complete("m-idle", ask("q7"))
+    ]))
+    expect(outcomes.map((o) => Result.isFailure(o) ? o.failure.upstream_status : "answered")).toEqual([404, 404, 404, 409, 409])
+    expect(Result.isFailure(outcomes[4]!) && outcomes[4].failure.reason).toBe("the model support model has no active deployment")
+    expect(sent).toHaveLength(0)
+  })
+
+  it("passes an upstream failure on with where the version lives redacted, and logs it", async () => {
+    const { run } = setup()
+    const { failed, logs } = await run(Effect.gen(function*() {
+      const failed = yield* complete("m-1", ask("boom"))
+      const logs = yield* logsOf("m-1")
+      return { failed, logs }
+    }))
+    expect(Result.isFailure(failed) && failed.failure).toMatchObject({
+      candidate_id: "m-1",
+      candidate_name: "support model",
+      reason: "[version] answered 500",
+      upstream_status: 500,
+      latency_ms: 3
+    })
+    expect(logs[0]!.metadata).toMatchObject({ status: "error" })
+  })
+
+  it("shares a version's workers with model inference: max_workers holds across both", async () => {
+    models.set("m-one", servingModel({ id: "m-one", active: [version("v-one", { deployment: { ...defaultDeployment, max_workers: 1 } })] }))
+    const { inFlight, run, sent } = setup()
+    const outcomes = await run(Effect.gen(function*() {
+      const inference = yield* ModelInference
+      return yield* Effect.all([
+        complete("m-one", ask("slow")),
+        complete("m-one", ask("slow")),
+        Effect.result(inference.infer(workspaceOwner(1), "m-one", null, ask("slow")))
+      ], { concurrency: "unbounded" })
+    }))
+    expect(outcomes.map((o) => o._tag)).toEqual(["Success", "Success", "Success"])
+    expect(sent).toHaveLength(3)
+    expect(inFlight.most).toBe(1)
+  })
+})
+
+describe("ModelDirectoryLive", () => {
+  const model = (id: string, workspace_id: string) =>
+    new Model({
+      id: id as ModelId,
+      workspace_id,
+      name: id,
+      model_name: null,
+      description: null,
+      creation_mode: "fine_tune",
+      selected_base_model_version_id: null,
+      selected_base_model_resolution_id: null,
+      auto_update_model: false,
+      continuous_self_learning: false,
+      hypertuning_parameters: false,
+      leaderboard_ids: [],
+      fine_tune_schedule: null,
+      next_fine_tune_at: null,
+      fine_tuned: false,
+      extra: {},
+      created_at: at,
+      updated_at: at
+    })
+
+  it("knows a workspace's own models that are not deleted", async () => {
+    const found = await Effect.runPromise(Effect.gen(function*() {
+      const repository = yield* ModelRepository
+      yield* repository.insert(model(uuid(10), workspace))
+      yield* repository.insert(model(uuid(11), workspace))
+      yield* repository.insert(model(uuid(12), elsewhere))
+      yield* repository.softDelete(uuid(11), at)
+      const directory = yield* ModelDirectory
+      return yield* Effect.forEach([uuid(10), uuid(11), uuid(12), uuid(13)], (id) => directory.exists(workspace, id))
+    }).pipe(Effect.provide(ModelDirectoryLive.pipe(
+      Layer.provideMerge(ModelRepositoryMemory.layer),
+      Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, FineTuneRepositoryMemory.layer))
+    ))))
+    expect(found).toEqual([true, false, false, false])
+  })
+
+  it("knows no model without the models context", async () => {
+    const exists = Effect.gen(function*() {
+      const directory = yield* ModelDirectory
+      return yield* directory.exists(workspace, uuid(10))
+    })
+    expect(await Effect.runPromise(exists)).toBe(false)
+  })
+})
