@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { aLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
+import { lastUser, referenceOf, routerWithFewShotModel } from "./support/Models.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
@@ -18,20 +19,12 @@ let owner: SignedIn
 let openaiBase: string
 let fewShotBase: string
 
-const referenceOf = (question: string) => question.replace(/^q/, "a")
-const lastUser = (messages: ReadonlyArray<{ role: string; content: string }>) => messages.findLast((m) => m.role === "user")?.content ?? ""
 /** The remote job (by creation index) whose tuned model answers wrong, to test the deployment gate. */
 let worseJob = -1
 
 beforeAll(async () => {
   fake = await startModelFake({ key: routerKey })
-  fake.files["/api/v1/models"] = {
-    contentType: "application/json",
-    body: JSON.stringify({ data: [{ id: "acme/small", name: "Acme Small", pricing: { prompt: "0", completion: "0" } }] })
-  }
-  // the router's model knows the answers only when shown how (demonstrations before the question)
-  fake.models["acme/small"] = (q, body) =>
-    (body.messages as Array<{ role: string }>).some((m) => m.role === "assistant") ? referenceOf(q) : "no idea"
+  routerWithFewShotModel(fake)
   tuner = await startFineTuneFake({ apiKey: fineTuneKey })
   // the base model does not know; a tuned one does (unless it is one of the `worse`)
   tuner.answer = (model, messages) => {

@@ -18,6 +18,7 @@ import {
   signedIn
 } from "./support/Builders.ts"
 import { expectError, expectValidation } from "./support/Client.ts"
+import { lastUser, referenceOf, routerWithFewShotModel } from "./support/Models.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
@@ -34,17 +35,10 @@ let inferenceToken: string
 let readToken: string
 let bases: Array<{ id: string; trainer: string }>
 
-const referenceOf = (question: string) => question.replace(/^q/, "a")
-const lastUser = (messages: ReadonlyArray<{ role: string; content: string }>) => messages.findLast((m) => m.role === "user")?.content ?? ""
 
 beforeAll(async () => {
   fake = await startModelFake({ key: routerKey })
-  fake.files["/api/v1/models"] = {
-    contentType: "application/json",
-    body: JSON.stringify({ data: [{ id: "acme/small", name: "Acme Small", pricing: { prompt: "0", completion: "0" } }] })
-  }
-  fake.models["acme/small"] = (q, body) =>
-    (body.messages as Array<{ role: string }>).some((m) => m.role === "assistant") ? referenceOf(q) : "no idea"
+  routerWithFewShotModel(fake)
   tuner = await startFineTuneFake({ apiKey: fineTuneKey })
   tuner.answer = (model, messages) => model.startsWith("ft:") ? `${model.slice(-4)} says ${referenceOf(lastUser(messages))}` : "no idea"
   podium = await startPodium({

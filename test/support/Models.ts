@@ -28,3 +28,25 @@ export const deployedModel = async (podium: Podium, owner: SignedIn, trainer: "o
   await expect.poll(async () => (await versionOf()).deployment_status, { timeout: 20_000, interval: 50 }).toBe("active")
   return { modelId, versionId, leaderboard }
 }
+
+/** The reference of a question of these datasets: q7 → a7. */
+export const referenceOf = (question: string) => question.replace(/^q/, "a")
+
+export const lastUser = (messages: ReadonlyArray<{ readonly role: string; readonly content: string }>) =>
+  messages.findLast((m) => m.role === "user")?.content ?? ""
+
+/**
+ * The router's catalogue on the model fake with one model, `acme/small` ("Acme Small"), that knows
+ * the answers only when shown how: with demonstrations (earlier assistant turns) before the question.
+ */
+export const routerWithFewShotModel = (fake: {
+  files: Record<string, { readonly contentType: string; readonly body: string | ((search: URLSearchParams) => unknown) }>
+  models: Record<string, (question: string, body: any) => string | { readonly status: number }>
+}) => {
+  fake.files["/api/v1/models"] = {
+    contentType: "application/json",
+    body: JSON.stringify({ data: [{ id: "acme/small", name: "Acme Small", pricing: { prompt: "0", completion: "0" } }] })
+  }
+  fake.models["acme/small"] = (q, body) =>
+    (body.messages as Array<{ role: string }>).some((m) => m.role === "assistant") ? referenceOf(q) : "no idea"
+}

@@ -5,6 +5,7 @@ import { Links, type WorkspaceId } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
+import { onePage, page } from "../handlers/Paging.ts"
 import { leaderboardView } from "../leaderboards/LeaderboardsHttp.ts"
 import { type FineTuneRunView, type ModelAlias, type ModelView, UpdateModelRequest, type VersionView } from "./ModelsApi.ts"
 
@@ -71,16 +72,6 @@ const updateInput = (body: object): UpdateModelInput => {
   }
 }
 
-const page = (query: { readonly limit?: number | undefined; readonly offset?: number | undefined }) => ({
-  limit: query.limit ?? 100,
-  offset: query.offset ?? 0
-})
-
-/** One more than asked is read, to know whether there is a next page. */
-const onePage = <A>(found: ReadonlyArray<A>, asked: { readonly limit: number; readonly offset: number }) => ({
-  items: found.slice(0, asked.limit),
-  next_offset: found.length > asked.limit ? asked.offset + asked.limit : null
-})
 
 /** The exact-version inference address exists only while the version is deployed; never its artifact. */
 export const versionViewOf = (links: Links["Service"]) => (v: ModelVersion): typeof VersionView.Type => ({

@@ -4,17 +4,8 @@ import { DatasetImprovements, improvementView, type ResultRow, Runs, runView } f
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
+import { onePage, page } from "../handlers/Paging.ts"
 
-const page = (query: { readonly limit?: number | undefined; readonly offset?: number | undefined }) => ({
-  limit: query.limit ?? 100,
-  offset: query.offset ?? 0
-})
-
-/** One more than asked is read, to know whether there is a next page. */
-const onePage = <A>(found: ReadonlyArray<A>, asked: { readonly limit: number; readonly offset: number }) => ({
-  items: found.slice(0, asked.limit),
-  next_offset: found.length > asked.limit ? asked.offset + asked.limit : null
-})
 
 const rowView = (row: ResultRow) => ({
   index: row.index,
