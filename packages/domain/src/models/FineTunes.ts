@@ -14,7 +14,7 @@ import {
   RunDatasets
 } from "../runs/index.ts"
 import type { IntegrationUnavailable } from "../integrations/index.ts"
-import { IdGenerator, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
+import { IdGenerator, NotFound, storableText, storeThenEnqueue, type WorkspaceId } from "../shared/index.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import {
@@ -168,15 +168,7 @@ export class FineTunes extends Context.Service<FineTunes, {
           started_at: null,
           finished_at: null
         })
-        // stored and enqueued together; should enqueueing fail, the scheduler's tick enqueues it again
-        yield* Effect.uninterruptible(Effect.andThen(
-          runs.create(run),
-          queue.enqueue(run).pipe(
-            Effect.catchCause((cause) =>
-              Effect.logError("fine-tune not enqueued: the scheduler will", cause).pipe(Effect.annotateLogs({ run_id: run.id }))
-            )
-          )
-        ))
+        yield* storeThenEnqueue(runs.create(run), queue.enqueue(run), { kind: "fine-tune", id: run.id })
         return run
       })
 

@@ -25,7 +25,7 @@ import {
   runScheduleOf,
   schedulesRuns
 } from "../leaderboards/index.ts"
-import { IdGenerator, InvalidInput, NotFound, storableText } from "../shared/index.ts"
+import { IdGenerator, InvalidInput, NotFound, storableText, storeThenEnqueue } from "../shared/index.ts"
 import { rank, winnerOf } from "./Ranking.ts"
 import { type Cell, inputKey, isActive, Run, type RunDataset, type RunRow, runnable, type RunSource } from "./Run.ts"
 import { DatasetUnavailable } from "./RunDatasetSource.ts"
@@ -155,15 +155,7 @@ export class Runs extends Context.Service<Runs, {
           started_at: null,
           finished_at: null
         })
-        // stored and enqueued together; should enqueueing fail, the scheduler's tick enqueues it again
-        yield* Effect.uninterruptible(Effect.andThen(
-          runs.create(run),
-          queue.enqueue(run).pipe(
-            Effect.catchCause((cause) =>
-              Effect.logError("run not enqueued: the scheduler will", cause).pipe(Effect.annotateLogs({ run_id: run.id }))
-            )
-          )
-        ))
+        yield* storeThenEnqueue(runs.create(run), queue.enqueue(run), { kind: "run", id: run.id })
         return run
       })
 
