@@ -35,6 +35,13 @@ export const deploymentOf = (options: DeployOptions): Result.Result<Deployment, 
     : Result.succeed(deployment)
 }
 
+/**
+ * A version's deployment moves `none | failed | stopped` → `deploying` (a deploy) → `active` (its
+ * check answered) or `failed`; an `active` one becomes `stopped` when a newer deployment of its
+ * model becomes active. Only a version that is not deploying or active can be deployed.
+ */
+export const deployable = (status: DeploymentStatus): boolean => status === "none" || status === "failed" || status === "stopped"
+
 /** A version that serves (or is being deployed), as model inference reads it. */
 export interface ServedVersion {
   readonly id: string

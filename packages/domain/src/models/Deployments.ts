@@ -2,7 +2,7 @@ import { Context, DateTime, Duration, Effect, Layer, Option, Result, Schedule } 
 import { administratorOf, type Forbidden, type Principal } from "../access/index.ts"
 import { ChatProvider, type ChatTarget, ChatTargets } from "../inference/index.ts"
 import { type InvalidInput, NotFound, type WorkspaceId } from "../shared/index.ts"
-import { type DeployOptions, deploymentOf, DeploymentQueue, DeploymentRepository } from "./Deployment.ts"
+import { deployable, type DeployOptions, deploymentOf, DeploymentQueue, DeploymentRepository } from "./Deployment.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
 import { VersionDeployed } from "./ModelErrors.ts"
 import { FineTuneRepository } from "./ModelRepository.ts"
@@ -66,8 +66,12 @@ export class Deployments extends Context.Service<Deployments, {
         const deployment = yield* Effect.fromResult(deploymentOf(options))
         const version = yield* versionOf(model.id, versionId)
         if (Option.isNone(version)) return yield* new NotFound({ resource: "model version", id: versionId })
+        if (!deployable(version.value.deployment_status)) {
+          return yield* new VersionDeployed({ version_id: versionId, status: version.value.deployment_status })
+        }
         const now = yield* DateTime.now
-        // `now` is stored as the version's deployed_at: the check's key, so a requeue finds the same execution
+        // `now` is stored as the version's deployed_at: the check's key, so a requeue finds the same execution;
+        // the store checks `deployable` again, under the row's lock, against a deploy racing this one
         if (!(yield* deployments.start(model.id, versionId, deployment, now))) {
           const current = yield* versionOf(model.id, versionId)
           return yield* new VersionDeployed({

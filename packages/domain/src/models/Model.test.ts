@@ -1,6 +1,7 @@
 import { DateTime, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { baseModelId, stableUuid } from "./BaseModel.ts"
+import { deployable, deploymentOf } from "./Deployment.ts"
 import { gateOf } from "./FineTuneRun.ts"
 import { nextFineTune, unalias } from "./Model.ts"
 import { withDemonstrations } from "./ModelVersion.ts"
@@ -67,5 +68,16 @@ describe("withDemonstrations", () => {
       { role: "assistant", content: "a1" },
       { role: "user", content: "q" }
     ])
+  })
+})
+
+describe("deployments", () => {
+  it("deploy a version that is not deploying or active, with the spec's option ranges and defaults", () => {
+    expect(["none", "failed", "stopped"].every((s) => deployable(s as never))).toBe(true)
+    expect(["deploying", "active"].some((s) => deployable(s as never))).toBe(false)
+    expect(deploymentOf({})).toEqual(Result.succeed({ max_workers: 4, active_workers: 0, default_max_new_tokens: 512, idle_timeout: 300 }))
+    expect(deploymentOf({ max_workers: 2, active_workers: 2 })._tag).toBe("Success")
+    const refused = deploymentOf({ max_workers: 2, active_workers: 3 })
+    expect(Result.isFailure(refused) && refused.failure.path).toEqual(["active_workers"])
   })
 })
