@@ -16,6 +16,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { freshDatabaseUrl } from "./support/database.ts"
+import { freePort } from "./support/Ports.ts"
 
 const root = resolve(import.meta.dirname, "..")
 const nodeBin = join(root, "node_modules", ".bin", "node")
@@ -148,16 +149,6 @@ afterEach(async () => {
   tempDirs.clear()
 }, 60_000)
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createTcpServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

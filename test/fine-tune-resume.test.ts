@@ -63,6 +63,9 @@ describe("kill -9 during a fine-tune", () => {
     const runOf = async () =>
       ((await call(second.url, "GET", `/api/models/${model.id}/fine-tune/runs`)).body.runs as Array<any>).find((r) => r.id === run.id)
     await expect.poll(async () => (await runOf())?.status, { timeout: 60_000, interval: 100 }).toBe("succeeded")
+      .catch((error) => {
+        throw new Error(`${error}\n--- the restarted server said:\n${second.output()}`)
+      })
     expect(tuner.createdJobs).toBe(1)
     expect(tuner.files.size).toBe(1)
     const finished = await runOf()

@@ -1,11 +1,11 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
+import { freePort } from "./support/Ports.ts"
 
 /**
  * The README's walkthrough, run as written: its shell blocks in order, from the start command to
@@ -17,13 +17,6 @@ const readme = readFileSync(join(root, "README.md"), "utf8")
 const section = readme.slice(readme.indexOf("## Five minutes with Podium"), readme.indexOf("## Production"))
 const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!)
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 
 let server: ChildProcess | undefined
 let fake: OpenAiFake | undefined

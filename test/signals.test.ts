@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { freePort } from "./support/Ports.ts"
 
 const bin = join(import.meta.dirname, "..", "packages", "server", "src", "bin.ts")
 const children: Array<ChildProcess> = []
@@ -11,13 +11,6 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL")
 })
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 
 /** `podium serve` in a process group of its own, as a terminal runs it; resolves once it listens. */
 const serve = async (env: Record<string, string>) => {

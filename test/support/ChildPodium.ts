@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Podium } from "./Podium.ts"
+import { freePort } from "./Ports.ts"
 
 /** `podium serve` in a process of its own, for tests that kill it (`kill -9`) and start it again. */
 
@@ -17,13 +17,6 @@ export const stopChildren = () => {
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 
 /** `podium serve` as its own process; resolves once /healthz answers 200. */
 export const serveChild = async (env: Record<string, string>) => {
