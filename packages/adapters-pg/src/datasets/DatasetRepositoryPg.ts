@@ -333,6 +333,12 @@ const layer = Layer.effect(
       append,
       state,
       versions,
+      // one snapshot for both reads (each statement of a READ COMMITTED transaction would see its own)
+      snapshot: (leaderboardId) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`.pipe(Effect.orDie)
+          return { state: yield* state(leaderboardId), versions: yield* versions(leaderboardId) }
+        })).pipe(Effect.orDie),
       consolidate,
       download,
       hash,

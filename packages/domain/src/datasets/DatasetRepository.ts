@@ -63,6 +63,11 @@ export class DatasetRepository extends Context.Service<DatasetRepository, {
   readonly state: (leaderboardId: LeaderboardId) => Effect.Effect<DatasetState>
   /** Versions, newest first. */
   readonly versions: (leaderboardId: LeaderboardId) => Effect.Effect<ReadonlyArray<DatasetVersion>>
+  /** `state` and `versions` as of one moment: a consolidation committing meanwhile is seen whole or not at all. */
+  readonly snapshot: (leaderboardId: LeaderboardId) => Effect.Effect<{
+    readonly state: DatasetState
+    readonly versions: ReadonlyArray<DatasetVersion>
+  }>
   /**
    * The next version from the rows pending now (rows still arriving wait for the next one), or None
    * when nothing is pending. Its `sha256` is null until `hash` fills it in.

@@ -197,6 +197,11 @@ const layer = Layer.effect(
       append,
       state: (leaderboardId) => read((tables) => datasetOf(tables, leaderboardId).state),
       versions: (leaderboardId) => read((tables) => datasetOf(tables, leaderboardId).versions.map((v) => v.version).reverse()),
+      snapshot: (leaderboardId) =>
+        read((tables) => {
+          const dataset = datasetOf(tables, leaderboardId)
+          return { state: dataset.state, versions: dataset.versions.map((v) => v.version).reverse() }
+        }),
       consolidate,
       download,
       hash,

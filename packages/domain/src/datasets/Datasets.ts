@@ -257,7 +257,7 @@ export class Datasets extends Context.Service<Datasets, {
 
       const status = Effect.fn("Datasets.status")(function*(principal: Principal, id: LeaderboardId) {
         const leaderboard = yield* visible(principal, id)
-        const [state, versions] = yield* Effect.all([repository.state(id), repository.versions(id)], { concurrency: 2 })
+        const { state, versions } = yield* repository.snapshot(id)
         const now = yield* DateTime.now
         const latest = versions[0]
         return {
