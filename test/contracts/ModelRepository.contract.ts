@@ -7,6 +7,7 @@ import {
   FineTuneRepository,
   FineTuneRun,
   Model,
+  newModel,
   ModelRepository,
   ModelVersion,
   runningRejection,
@@ -43,24 +44,14 @@ const aBoard = (workspaceId: string, status: LeaderboardStatus = "active") =>
 
 const aModel = (workspaceId: string, fields: Partial<Model> = {}) =>
   new Model({
-    id: uuid() as Model["id"],
-    workspace_id: workspaceId,
-    name: "support-bot",
-    model_name: null,
-    description: "answers support questions",
-    creation_mode: "fine_tune",
-    selected_base_model_version_id: "openai:gpt-4o-mini",
-    selected_base_model_resolution_id: null,
-    auto_update_model: false,
-    continuous_self_learning: false,
-    hypertuning_parameters: false,
-    leaderboard_ids: [],
-    fine_tune_schedule: null,
-    next_fine_tune_at: null,
-    fine_tuned: false,
-    extra: {},
-    created_at: t0,
-    updated_at: t0,
+    ...newModel({
+      id: uuid() as Model["id"],
+      workspace_id: workspaceId,
+      name: "support-bot",
+      description: "answers support questions",
+      selected_base_model_version_id: "openai:gpt-4o-mini",
+      created_at: t0
+    }),
     ...fields
   })
 

@@ -12,7 +12,7 @@ import { BaseModels } from "./BaseModels.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
 import { FineTunes } from "./FineTunes.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
-import { Model, type ModelId } from "./Model.ts"
+import { type ModelId, newModel } from "./Model.ts"
 import { FineTuneQueue, FineTuneRepository, ModelRepository } from "./ModelRepository.ts"
 import { FineTuneRepositoryMemory, ModelRepositoryMemory } from "./ModelRepositoryMemory.ts"
 import { Models } from "./Models.ts"
@@ -74,25 +74,13 @@ describe("scheduled fine-tunes", () => {
         const leaderboard = yield* (yield* Leaderboards).create(owner, { name: "support", dataset_type: "PUSH" })
         const now = yield* DateTime.now
         // stored as it is (the assignment rule is the use case's, tested elsewhere)
-        const model = new Model({
+        const model = newModel({
           id: "00000000-0000-4000-8000-0000000000aa" as ModelId,
           workspace_id: leaderboard.workspace_id,
           name: "scheduled",
-          model_name: null,
-          description: null,
-          creation_mode: "fine_tune",
           selected_base_model_version_id: base.id,
-          selected_base_model_resolution_id: null,
-          auto_update_model: false,
-          continuous_self_learning: false,
-          hypertuning_parameters: false,
           leaderboard_ids: [leaderboard.id],
-          fine_tune_schedule: null,
-          next_fine_tune_at: null,
-          fine_tuned: false,
-          extra: {},
-          created_at: now,
-          updated_at: now
+          created_at: now
         })
         yield* stored.insert(model)
         const scheduled = yield* models.update(owner, model.id, {

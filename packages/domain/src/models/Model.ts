@@ -60,6 +60,31 @@ export class Model extends Schema.Class<Model>("Model")({
 }) {}
 
 /**
+ * A model as it is created: no options chosen, no schedule, never fine-tuned, updated when created;
+ * `fields` set what the caller chose.
+ */
+export const newModel = (
+  fields: Pick<Model, "id" | "workspace_id" | "name" | "created_at"> & Partial<Omit<Model, "fine_tuned" | "updated_at">>
+): Model =>
+  new Model({
+    model_name: null,
+    description: null,
+    creation_mode: "fine_tune",
+    selected_base_model_version_id: null,
+    selected_base_model_resolution_id: null,
+    auto_update_model: false,
+    continuous_self_learning: false,
+    hypertuning_parameters: false,
+    leaderboard_ids: [],
+    fine_tune_schedule: null,
+    next_fine_tune_at: null,
+    extra: {},
+    ...fields,
+    fine_tuned: false,
+    updated_at: fields.created_at
+  })
+
+/**
  * The model's own fields, as stored and as shown (`business_id` is its workspace): an extra
  * property never shadows one, so a PATCH cannot make `id` or `fine_tuned` read differently.
  */

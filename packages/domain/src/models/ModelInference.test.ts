@@ -18,7 +18,7 @@ import { defaultDeployment, ModelServing, type ServedVersion, type ServingModel 
 import { FineTuningApi } from "./FineTuningApi.ts"
 import { InferenceLogReader } from "./InferenceLog.ts"
 import { InferenceLogsMemory } from "./InferenceLogMemory.ts"
-import { Model, type ModelId } from "./Model.ts"
+import { type ModelId, newModel } from "./Model.ts"
 import { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import {
   activeVersion,
@@ -309,26 +309,7 @@ describe("ServiceModelsLive", () => {
 
 describe("ModelDirectoryLive", () => {
   const model = (id: string, workspace_id: string) =>
-    new Model({
-      id: id as ModelId,
-      workspace_id,
-      name: id,
-      model_name: null,
-      description: null,
-      creation_mode: "fine_tune",
-      selected_base_model_version_id: null,
-      selected_base_model_resolution_id: null,
-      auto_update_model: false,
-      continuous_self_learning: false,
-      hypertuning_parameters: false,
-      leaderboard_ids: [],
-      fine_tune_schedule: null,
-      next_fine_tune_at: null,
-      fine_tuned: false,
-      extra: {},
-      created_at: at,
-      updated_at: at
-    })
+    newModel({ id: id as ModelId, workspace_id, name: id, created_at: at })
 
   it("knows a workspace's own models that are not deleted", async () => {
     const found = await Effect.runPromise(Effect.gen(function*() {

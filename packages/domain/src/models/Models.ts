@@ -13,7 +13,7 @@ import { assignable, type DatasetFacts } from "./Assignment.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import { isActive } from "./FineTuneRun.ts"
-import { type CreateModelInput, creationModes, mergeExtra, Model, type ModelId, nextFineTune, type UpdateModelInput } from "./Model.ts"
+import { type CreateModelInput, creationModes, mergeExtra, Model, type ModelId, newModel, nextFineTune, type UpdateModelInput } from "./Model.ts"
 import { type AssignmentRejected, NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { FineTuneRepository, ModelRepository } from "./ModelRepository.ts"
 
@@ -136,7 +136,7 @@ export class Models extends Context.Service<Models, {
         yield* checkAssignable(principal, workspaceId, leaderboardIds)
         const now = yield* DateTime.now
         const schedule = input.fine_tune_schedule ?? null
-        const model = new Model({
+        const model = newModel({
           id: id as ModelId,
           workspace_id: workspaceId,
           name: input.name.trim(),
@@ -146,15 +146,12 @@ export class Models extends Context.Service<Models, {
           selected_base_model_version_id: input.selected_base_model_version_id ?? null,
           selected_base_model_resolution_id: input.selected_base_model_resolution_id ?? null,
           auto_update_model: input.auto_update_model ?? false,
-          continuous_self_learning: false,
           hypertuning_parameters: input.hypertuning_parameters ?? false,
           leaderboard_ids: leaderboardIds,
           fine_tune_schedule: schedule,
           next_fine_tune_at: schedule === null ? null : nextFineTune(schedule.run.type, now),
-          fine_tuned: false,
           extra: mergeExtra({}, input.extra),
-          created_at: now,
-          updated_at: now
+          created_at: now
         })
         yield* models.insert(model)
         return model
