@@ -27,10 +27,10 @@ const NoSessions = Layer.succeed(SessionVerifier, SessionVerifier.of({
 const AuthenticationPg = Authentication.layer.pipe(
   Layer.provide(Identity.layer),
   Layer.provideMerge(Layer.mergeAll(
-    WorkspaceRepositoryPg.layer,
+    WorkspaceRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
     ApiTokenRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
     PushTokenRepositoryPg.layer,
-    InviteRepositoryPg.layer,
+    InviteRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
     IdGeneratorUuidV7.layer,
     TokenSecretsNode,
     NoSessions

@@ -52,6 +52,20 @@ const silentlyMove = (podium: Podium, candidate: string, path: string) =>
       sql`UPDATE leaderboard_models SET url = ${`${fake.url}/${path}`} WHERE id = ${candidate} RETURNING id`
     )))
 
+/**
+ * Waits until `podium` has handled every announcement committed so far. Announcements reach an
+ * instance in commit order and are handled in order, so once a marker announced now has reached
+ * its copy of a leaderboard, every earlier one has too.
+ */
+const settled = async (podium: Podium, owner: Caller) => {
+  const { candidate, id, token } = await serving(owner, "marker/v1")
+  const caller = client(podium, token)
+  expect(await upstreamOf(caller, id)).toBe("/marker/v1/chat/completions")
+  await silentlyMove(podium, candidate, "marker/v2")
+  await query(podium.databaseUrl, (sql) => sql`SELECT pg_notify('podium_changes', ${`leaderboard:${id}`})`)
+  await expect.poll(() => upstreamOf(caller, id), { timeout: 5_000, interval: 20 }).toBe("/marker/v2/chat/completions")
+}
+
 const listeners = async (databaseUrl: string) =>
   (await query(databaseUrl, (sql) =>
     sql`SELECT pid FROM pg_stat_activity
@@ -94,6 +108,44 @@ describe("instance-local copies", () => {
     await owner((c) => c.tokens.revoke({ params: { token_id: tokenId } }))
     expect(await upstreamOf(viaFirst, id)).toBe("status 401")
     await expect.poll(() => upstreamOf(viaSecond, id), { timeout: 5_000, interval: 20 }).toBe("status 401")
+  })
+
+  it("sessions are served from copies; invites, memberships and removals made on one instance reach another", async () => {
+    const databaseUrl = await freshDatabaseUrl()
+    const [first, second] = [await start(databaseUrl), await start(databaseUrl)]
+    await expect.poll(() => listeners(databaseUrl), { timeout: 10_000 }).toHaveLength(2)
+    const owner = client(first, await session("copies-team-owner"))
+    const business_id = (await owner((c) => c.invites.list({ query: {} }))).business_id
+    // the invitee signs in on the second instance first: its user, memberships and (no) invites are copied there
+    const invitee = client(second, await session("copies-invitee", { email: "copies.invitee@example.com", emailVerified: true }))
+    const workspacesOf = async () =>
+      (await invitee((c) => c.leaderboards.list({ query: { business_id } })).then(() => "member", (f: ApiFailure) => `status ${f.status}`))
+    const outside = await workspacesOf()
+    expect(outside).not.toBe("member")
+    // the invite is made on the first instance; the second accepts it on the invitee's next request
+    await owner((c) => c.invites.invite({ payload: { email: "Copies.Invitee@example.com", business_id } }))
+    await expect.poll(workspacesOf, { timeout: 5_000, interval: 20 }).toBe("member")
+    // from then on the second answers from its copy: a membership deleted without an announcement
+    // still counts there, until the announcement comes (once the acceptance's own announcement,
+    // which drops the copy, has come and gone)
+    await settled(second, owner)
+    expect(await workspacesOf()).toBe("member")
+    const { members } = await owner((c) => c.invites.list({ query: { business_id } }))
+    const user_id = members.find((m) => m.email === "copies.invitee@example.com")!.user_id
+    await query(databaseUrl, (sql) =>
+      sql.withTransaction(Effect.andThen(
+        sql`SET LOCAL session_replication_role = replica`,
+        sql`DELETE FROM memberships WHERE workspace_id = ${business_id} AND user_id = ${user_id} RETURNING user_id`
+      )))
+    expect(await workspacesOf()).toBe("member")
+    await query(databaseUrl, (sql) => sql`SELECT pg_notify('podium_changes', ${`membership:${user_id}`})`)
+    await expect.poll(workspacesOf, { timeout: 5_000, interval: 20 }).toBe(outside)
+    // invited again and accepted again, then
+    await owner((c) => c.invites.invite({ payload: { email: "copies.invitee@example.com", business_id } }))
+    await expect.poll(workspacesOf, { timeout: 5_000, interval: 20 }).toBe("member")
+    // removed on the first instance: the second stops letting the invitee in
+    await owner((c) => c.invites.remove({ payload: { business_id, user_id } }))
+    await expect.poll(workspacesOf, { timeout: 5_000, interval: 20 }).toBe(outside)
   })
 
   it("an operator's SQL is announced by the database itself", async () => {

@@ -1,3 +1,4 @@
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -18,7 +19,7 @@ afterAll(() => podium.stop())
 
 const runJob = <A>(job: Effect.Effect<A, never, any>) =>
   Effect.runPromise(job.pipe(
-    Effect.provide(Layer.mergeAll(InviteRepositoryPg.layer, BudgetLedgerPg.layer.pipe(Layer.provide(IdGeneratorUuidV7.layer))).pipe(
+    Effect.provide(Layer.mergeAll(InviteRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)), BudgetLedgerPg.layer.pipe(Layer.provide(IdGeneratorUuidV7.layer))).pipe(
       Layer.provideMerge(PgClient.layer({ url: Redacted.make(podium.databaseUrl) }))
     )),
     Effect.orDie

@@ -17,7 +17,7 @@ datasetRepositoryContract("Postgres", () =>
   Layer.mergeAll(
     DatasetRepositoryPg.layer,
     LeaderboardRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
-    WorkspaceRepositoryPg.layer
+    WorkspaceRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))
   ).pipe(
     Layer.provideMerge(layerMigrations),
     Layer.provideMerge(TestDatabase.layer)

@@ -19,7 +19,7 @@ humanCaseRepositoryContract("memory", () =>
 humanCaseRepositoryContract("Postgres", () =>
   HumanCaseRepositoryPg.layer.pipe(
     Layer.provideMerge(LeaderboardRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))),
-    Layer.merge(WorkspaceRepositoryPg.layer),
+    Layer.merge(WorkspaceRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))),
     Layer.provideMerge(layerMigrations),
     Layer.provideMerge(TestDatabase.layer)
   ))

@@ -1,3 +1,4 @@
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { InferenceLogReaderPg } from "@podium/adapters-pg/models/InferenceLogReaderPg"
@@ -30,9 +31,9 @@ const postgres = () =>
     InferenceLogWriterPg.layer,
     InferenceLogReaderPg.layer,
     WebhookOutboxPg.layer,
-    WebhookRepositoryPg.layer,
-    ModelRepositoryPg.layer,
-    WorkspaceRepositoryPg.layer
+    WebhookRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
+    ModelRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
+    WorkspaceRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))
   ).pipe(
     Layer.provideMerge(layerMigrations),
     Layer.provideMerge(TestDatabase.layer)

@@ -1,3 +1,4 @@
+import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { InviteRepositoryPg } from "@podium/adapters-pg/access/InviteRepositoryPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
@@ -9,7 +10,7 @@ import { inviteRepositoryContract } from "./InviteRepository.contract.ts"
 inviteRepositoryContract("memory", () => InviteRepositoryMemory.layer.pipe(Layer.provideMerge(WorkspaceRepositoryMemory.layer)))
 
 inviteRepositoryContract("Postgres", () =>
-  Layer.mergeAll(InviteRepositoryPg.layer, WorkspaceRepositoryPg.layer).pipe(
+  Layer.mergeAll(InviteRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)), WorkspaceRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))).pipe(
     Layer.provideMerge(layerMigrations),
     Layer.provideMerge(TestDatabase.layer)
   ))

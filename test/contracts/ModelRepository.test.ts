@@ -20,11 +20,11 @@ modelRepositoryContract("memory", () =>
 
 const postgres = () =>
   Layer.mergeAll(
-    ModelRepositoryPg.layer,
+    ModelRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
     FineTuneRepositoryPg.layer,
     RunRepositoryPg.layer,
     LeaderboardRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
-    WorkspaceRepositoryPg.layer
+    WorkspaceRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))
   ).pipe(
     Layer.provideMerge(layerMigrations),
     Layer.provideMerge(TestDatabase.layer)

@@ -20,7 +20,7 @@ runRepositoryContract("Postgres", () =>
   Layer.mergeAll(
     RunRepositoryPg.layer,
     LeaderboardRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
-    WorkspaceRepositoryPg.layer
+    WorkspaceRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer))
   ).pipe(
     Layer.provideMerge(layerMigrations),
     Layer.provideMerge(TestDatabase.layer)

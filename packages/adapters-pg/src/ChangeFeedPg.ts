@@ -5,7 +5,7 @@ import { Clock, Context, Effect, Layer, Option, Queue, Schedule } from "effect"
 export const channel = "podium_changes"
 
 /** What the announcements name: the row kinds that requests read on every call. */
-export type Topic = "api_token" | "leaderboard" | "integration" | "model"
+export type Topic = "api_token" | "leaderboard" | "integration" | "model" | "user" | "membership" | "invite"
 
 export interface CopiesOptions<A> {
   /** The key announcements use for a value (a token's id where copies are keyed by secret hash). */
@@ -122,6 +122,11 @@ export class Copies<A> {
  */
 export class ChangeFeed extends Context.Service<ChangeFeed, {
   readonly copies: <A>(topic: Topic, options: CopiesOptions<A>) => Copies<A>
+  /**
+   * This instance wrote `topic:key`: drops its copies of it at once, in every repository that keeps
+   * one (the database's announcement reaches the other instances, and this one again, later).
+   */
+  readonly changed: (topic: Topic, key: string) => Effect.Effect<void>
 }>()("@podium/adapters-pg/ChangeFeedPg/ChangeFeed") {
   static readonly layer = Layer.effect(
     ChangeFeed,
@@ -159,7 +164,8 @@ export class ChangeFeed extends Context.Service<ChangeFeed, {
           copies.listening(listening)
           byTopic.set(topic, [...byTopic.get(topic) ?? [], copies])
           return copies
-        }
+        },
+        changed: (topic: Topic, key: string) => Effect.sync(() => announced(`${topic}:${key}`))
       })
     })
   )

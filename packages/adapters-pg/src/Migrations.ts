@@ -20,6 +20,7 @@ import models from "./migrations/0016_models.ts"
 import fineTuneTraces from "./migrations/0017_fine_tune_traces.ts"
 import modelInference from "./migrations/0018_model_inference.ts"
 import deployments from "./migrations/0019_deployments.ts"
+import sessionCopies from "./migrations/0020_session_copies.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -41,7 +42,8 @@ export const loader = PgMigrator.fromRecord({
   "0016_models": models,
   "0017_fine_tune_traces": fineTuneTraces,
   "0018_model_inference": modelInference,
-  "0019_deployments": deployments
+  "0019_deployments": deployments,
+  "0020_session_copies": sessionCopies
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

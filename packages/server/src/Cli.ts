@@ -86,8 +86,7 @@ const tokenCreate = Command.make("create", {
       yield* Console.log(JSON.stringify({ id: token.id, business_id: workspaceId, scopes: scopeList, secret: Redacted.value(secret) }))
     }).pipe(
       Effect.provide(ApiTokens.layer.pipe(Layer.provide(Layer.mergeAll(
-        ApiTokenRepositoryPg.layer.pipe(Layer.provide(ChangeFeed.layer)),
-        WorkspaceRepositoryPg.layer,
+        Layer.mergeAll(ApiTokenRepositoryPg.layer, WorkspaceRepositoryPg.layer).pipe(Layer.provide(ChangeFeed.layer)),
         IdGeneratorUuidV7.layer,
         TokenSecretsNode
       )))),

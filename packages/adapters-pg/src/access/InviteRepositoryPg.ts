@@ -1,7 +1,8 @@
-import { Effect, Layer, Option, Schema } from "effect"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { Invite, InviteRepository, statusOf } from "@podium/domain/access"
+import { Invite, InviteRepository, type PendingInvite, statusOf } from "@podium/domain/access"
 import { UserId } from "@podium/domain/shared"
+import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
 /** The fields every invite has, with timestamps as the driver returns them (Date). */
@@ -66,25 +67,39 @@ const layer = Layer.effect(
             WHERE workspace_id = ${workspaceId} AND status = 'pending' AND expires_at > ${now}
             ORDER BY created_at DESC, id DESC`
     })
+    // Every session request with a verified email asks for that email's pending invites: keep a
+    // copy per email (lower case), expiry applied on reading, dropped on every announced change.
+    const invitesByEmail = (yield* ChangeFeed).copies<{ readonly email: string; readonly pending: ReadonlyArray<PendingInvite> }>(
+      "invite",
+      { tagOf: (copy) => copy.email }
+    )
     const pendingForEmail = SqlSchema.findAll({
-      Request: Schema.Struct({ email: Schema.String, now: Schema.Date }),
+      Request: Schema.String,
       Result: PendingRow,
-      execute: ({ email, now }) =>
-        sql`SELECT ${columns} FROM invites
-            WHERE lower(email) = lower(${email}) AND status = 'pending' AND expires_at > ${now}`
+      execute: (email) => sql`SELECT ${columns} FROM invites WHERE lower(email) = ${email} AND status = 'pending'`
     })
+    /** Writes drop this instance's copy of the email's invites at once (other instances hear of it). */
+    const dropping = (email: string) => Effect.ensuring(Effect.sync(() => invitesByEmail.drop(email.toLowerCase())))
 
     return InviteRepository.of({
       upsertPending: (invite) =>
         upsert(invite).pipe(
           Effect.map((row) => toPending(Option.getOrThrow(row))),
-          Effect.orDie
+          Effect.orDie,
+          dropping(invite.email)
         ),
       find: (workspaceId, id) => find({ workspaceId, id }).pipe(Effect.map(Option.map(toInvite)), Effect.orDie),
       listPending: (workspaceId, now) =>
         listPending({ workspaceId, now: toDate(now) }).pipe(Effect.map((rows) => rows.map(toPending)), Effect.orDie),
-      pendingForEmail: (email, now) =>
-        pendingForEmail({ email, now: toDate(now) }).pipe(Effect.map((rows) => rows.map(toPending)), Effect.orDie),
+      pendingForEmail: (email, now) => {
+        const key = email.toLowerCase()
+        return invitesByEmail.get(
+          key,
+          pendingForEmail(key).pipe(Effect.map((rows) => Option.some({ email: key, pending: rows.map(toPending) })), Effect.orDie)
+        ).pipe(Effect.map((copy) =>
+          Option.isSome(copy) ? copy.value.pending.filter((invite) => DateTime.isGreaterThan(invite.expires_at, now)) : []
+        ))
+      },
       accept: (invite) =>
         sql.withTransaction(Effect.gen(function*() {
           const settled = yield* sql`UPDATE invites SET status = 'accepted', accepted_at = ${toDate(invite.accepted_at)},
@@ -94,11 +109,12 @@ const layer = Layer.effect(
                      VALUES (${invite.workspace_id}, ${invite.accepted_by}, ${invite.role}, ${toDate(invite.accepted_at)})
                      ON CONFLICT DO NOTHING`
           return true
-        })).pipe(Effect.orDie),
+        })).pipe(Effect.orDie, dropping(invite.email)),
       settle: (invite) =>
         sql`UPDATE invites SET status = ${statusOf(invite)} WHERE id = ${invite.id} AND status = 'pending' RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
-          Effect.orDie
+          Effect.orDie,
+          dropping(invite.email)
         ),
       recordMail: (id, attempt) =>
         sql`UPDATE invites SET mail_status = ${attempt.status}, mail_attempts = ${attempt.attempts},

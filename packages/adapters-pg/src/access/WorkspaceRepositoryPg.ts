@@ -2,6 +2,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { WorkspaceRepository, Member, Membership, User } from "@podium/domain/access"
 import type { WorkspaceId } from "@podium/domain/shared"
+import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { Timestamp, toDate } from "../Rows.ts"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, joined_at: Timestamp })
@@ -13,6 +14,14 @@ const layer = Layer.effect(
   WorkspaceRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Every session request reads its user and memberships: keep copies (users by subject, tagged by
+    // id; a user's memberships by user id), dropped on every announced change and by writes here.
+    const feed = yield* ChangeFeed
+    const users = feed.copies<User>("user", { tagOf: (user) => user.id })
+    const membershipCopies = feed.copies<{ readonly userId: string; readonly rows: ReadonlyArray<Membership> }>(
+      "membership",
+      { tagOf: (copy) => copy.userId }
+    )
 
     const findUser = SqlSchema.findOneOption({
       Request: Schema.String,
@@ -54,7 +63,7 @@ const layer = Layer.effect(
 
     return WorkspaceRepository.of({
       findUserBySubject: (subject) =>
-        findUser(subject).pipe(Effect.map(Option.map((row) => new User(row))), Effect.orDie),
+        users.get(subject, findUser(subject).pipe(Effect.map(Option.map((row) => new User(row))), Effect.orDie)),
       createUser: (user, workspaceId, now) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`INSERT INTO users (id, subject, email, created_at, last_seen_at)
@@ -66,15 +75,23 @@ const layer = Layer.effect(
         })).pipe(
           // Two first requests of one subject race here; the loser's user already exists.
           Effect.catchReason("SqlError", "UniqueViolation", () => Effect.void),
-          Effect.orDie
+          Effect.orDie,
+          Effect.ensuring(Effect.sync(() => membershipCopies.drop(user.id)))
         ),
       touchUser: (userId, email, now) =>
         sql`UPDATE users SET email = ${email}, last_seen_at = ${toDate(now)} WHERE id = ${userId}`.pipe(
           Effect.asVoid,
-          Effect.orDie
+          Effect.orDie,
+          Effect.ensuring(Effect.sync(() => users.drop(userId)))
         ),
       memberships: (userId) =>
-        memberships(userId).pipe(Effect.map((rows) => rows.map((r) => new Membership(r))), Effect.orDie),
+        membershipCopies.get(
+          userId,
+          memberships(userId).pipe(
+            Effect.map((rows) => Option.some({ userId, rows: rows.map((r) => new Membership(r)) })),
+            Effect.orDie
+          )
+        ).pipe(Effect.map((copy) => Option.isSome(copy) ? copy.value.rows : [])),
       members: (workspaceId) =>
         members(workspaceId).pipe(Effect.map((rows) => rows.map((r) => new Member(r))), Effect.orDie),
       findMember: (workspaceId, userId) =>
@@ -84,7 +101,8 @@ const layer = Layer.effect(
         sql`INSERT INTO memberships (workspace_id, user_id, role, joined_at)
             VALUES (${workspaceId}, ${userId}, ${role}, ${toDate(now)}) ON CONFLICT DO NOTHING`.pipe(
           Effect.asVoid,
-          Effect.orDie
+          Effect.orDie,
+          Effect.ensuring(Effect.sync(() => membershipCopies.drop(userId)))
         ),
       findWorkspace: (by) =>
         ("id" in by
@@ -97,7 +115,8 @@ const layer = Layer.effect(
       removeMember: (workspaceId, userId) =>
         sql`DELETE FROM memberships WHERE workspace_id = ${workspaceId} AND user_id = ${userId} RETURNING user_id`.pipe(
           Effect.map((rows) => rows.length > 0),
-          Effect.orDie
+          Effect.orDie,
+          Effect.ensuring(Effect.sync(() => membershipCopies.drop(userId)))
         )
     })
   })

@@ -3,6 +3,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { Model, ModelRepository, runningRejection } from "@podium/domain/models"
 import { storableJson } from "@podium/domain/shared"
+import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { NullableTimestamp, Timestamp, toDate, toDateOrNull } from "../Rows.ts"
 
 const ModelRow = Schema.Struct({
@@ -21,6 +22,8 @@ const layer = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
+    // the model's serving copy: this instance's is dropped at once after a write here
+    const feed = yield* ChangeFeed
 
     const columns = sql`m.id::text AS id, m.workspace_id::text AS workspace_id, m.name, m.model_name, m.description,
       m.creation_mode, m.selected_base_model_version_id, m.selected_base_model_resolution_id, m.auto_update_model,
@@ -119,11 +122,12 @@ const layer = Layer.effect(
           yield* refuseRunning(live, next.leaderboard_ids.filter((id) => !stored.includes(id)))
           yield* assign(next.id, next.leaderboard_ids, live)
           return true
-        })).pipe(Effect.catchTag("SqlError", Effect.die)),
+        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.ensuring(feed.changed("model", next.id))),
       softDelete: (id, now) =>
         sql`UPDATE models SET deleted_at = ${toDate(now)} WHERE id = ${id} AND deleted_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
-          Effect.orDie
+          Effect.orDie,
+          Effect.ensuring(feed.changed("model", id))
         ),
       dueSchedules: (now) =>
         models(sql`m.deleted_at IS NULL AND m.next_fine_tune_at <= ${toDate(now)} ORDER BY m.next_fine_tune_at, m.id`),

@@ -29,7 +29,8 @@ export class HumanAccess extends Context.Service<HumanAccess, {
       const leaderboards = yield* LeaderboardRepository
       return HumanAccess.of({
         open: Effect.fn("HumanAccess.open")(function*(principal: Principal, leaderboardId: LeaderboardId) {
-          const found = yield* leaderboards.findServing(leaderboardId)
+          // from the instance's copy (no round trip): current within milliseconds of a change made anywhere, as inference's
+          const found = yield* leaderboards.servingSnapshot(leaderboardId)
           if (Option.isNone(found) || visibleMembership(principal, found.value.leaderboard.workspace_id) === undefined) {
             return yield* new NotFound({ resource: "leaderboard", id: leaderboardId })
           }
