@@ -6,7 +6,7 @@ import {
   type ChatTarget,
   type ChatUsage,
 } from "@podium/domain/inference"
-import { storableText } from "@podium/domain/shared"
+import { hotSpan, storableText } from "@podium/domain/shared"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { redactSecret } from "./Redaction.ts"
 import { SafeHttp, SafeHttpError, type SafeRequestOptions } from "./SafeHttpClient.ts"
@@ -115,7 +115,7 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
   const timeoutSeconds = Duration.toSeconds(timeout)
   const timeoutMillis = Duration.toMillis(timeout)
 
-  const complete = Effect.fn("ChatProviderOpenAi.complete")(function*(
+  const complete = Effect.fnUntraced(function*(
     target: ChatTarget,
     chat: ChatRequest
   ): Effect.fn.Return<ChatCompletion, ChatProviderFailed> {
@@ -226,7 +226,7 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
       costUsd: reportedCost(json) ?? priced,
       latencyMs: yield* elapsedMs
     }
-  })
+  }, hotSpan("ChatProviderOpenAi.complete"))
 
   return ChatProvider.of({ complete })
 })

@@ -7,6 +7,7 @@ import { PushTokenRepository } from "./PushTokenRepository.ts"
 import { SessionVerifier } from "./SessionVerifier.ts"
 import { TokenSecrets } from "./TokenSecrets.ts"
 import { Identity } from "./Identity.ts"
+import { hotSpan } from "../shared/index.ts"
 
 const rejected = (message: string) => new Unauthenticated({ message })
 
@@ -28,7 +29,7 @@ export class Authentication extends Context.Service<Authentication, {
       const sessions = yield* SessionVerifier
       const identity = yield* Identity
 
-      const apiToken = Effect.fn("Authentication.apiToken")(function*(secret: Redacted.Redacted<string>) {
+      const apiToken = Effect.fnUntraced(function*(secret: Redacted.Redacted<string>) {
         const found = yield* tokens.findBySecretHash(secrets.digest(secret))
         if (Option.isNone(found)) return yield* rejected("Unknown API token")
         const now = yield* DateTime.now
@@ -36,7 +37,7 @@ export class Authentication extends Context.Service<Authentication, {
         if (status !== "active") return yield* rejected(`The API token is ${status}`)
         if (shouldRecordUse(found.value.last_used_at, now)) yield* tokens.touch(found.value.id, now)
         return Principal.ApiTokenPrincipal({ token: found.value })
-      })
+      }, hotSpan("Authentication.apiToken"))
 
       const session = Effect.fn("Authentication.session")(function*(jwt: Redacted.Redacted<string>) {
         const claims = yield* sessions.verify(jwt)

@@ -8,7 +8,7 @@ import {
   type PromptInput,
   Leaderboards,
 } from "../leaderboards/index.ts"
-import { type InvalidInput, type NotFound, IdGenerator } from "../shared/index.ts"
+import { type InvalidInput, type NotFound, hotSpan, IdGenerator } from "../shared/index.ts"
 import { NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
 import { type BudgetExceeded, boundCall, type Prices, type Principal } from "../access/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
@@ -93,7 +93,7 @@ export class Inference extends Context.Service<Inference, {
 
       const { reserve, settle } = yield* CallBudgets
 
-      const infer = Effect.fn("Inference.infer")(function*(
+      const infer = Effect.fnUntraced(function*(
         principal: Principal,
         leaderboardId: LeaderboardId,
         request: InferenceRequest
@@ -167,7 +167,7 @@ export class Inference extends Context.Service<Inference, {
           } satisfies Trace)
           return { body: completion.body, traceId, candidate }
         }))
-      })
+      }, hotSpan("Inference.infer"))
 
       return Inference.of({ infer })
     })

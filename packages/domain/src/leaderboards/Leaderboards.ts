@@ -1,7 +1,7 @@
 import { Context, DateTime, Effect, Layer, Option, Redacted } from "effect"
 import { type Forbidden, type Principal, visibleMembership, workspaceOf } from "../access/index.ts"
 import { type AuthType, Candidate, checkCandidate, type Platform } from "./Candidate.ts"
-import { InvalidInput, NotFound, type WorkspaceId, IdGenerator, SecretCipher } from "../shared/index.ts"
+import { InvalidInput, NotFound, type WorkspaceId, IdGenerator, SecretCipher, hotSpan } from "../shared/index.ts"
 import {
   applyUpdate,
   type CandidateId,
@@ -152,9 +152,8 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         return { leaderboard, candidates }
       })
 
-      const serving = Effect.fn("Leaderboards.serving")((principal: Principal, id: LeaderboardId) =>
-        visibleServing(principal, id, repository.servingSnapshot)
-      )
+      const serving = (principal: Principal, id: LeaderboardId) =>
+        visibleServing(principal, id, repository.servingSnapshot).pipe(hotSpan("Leaderboards.serving"))
 
       const update = Effect.fn("Leaderboards.update")(function*(
         principal: Principal,
