@@ -5,6 +5,7 @@ import {
   InferenceLogReader,
   InferenceLogWriter,
   Model,
+  newModel,
   ModelRepository,
   type ModelWebhook,
   type OutboxEntry,
@@ -33,25 +34,12 @@ const plain = (log: InferenceLog) => ({ ...log })
 
 const aModel = Effect.gen(function*() {
   const { workspaceId } = yield* aUser()
-  const model = new Model({
+  const model = newModel({
     id: uuid() as Model["id"],
     workspace_id: workspaceId,
     name: "support-bot",
-    model_name: null,
-    description: null,
-    creation_mode: "fine_tune",
     selected_base_model_version_id: "openai:gpt-4o-mini",
-    selected_base_model_resolution_id: null,
-    auto_update_model: false,
-    continuous_self_learning: false,
-    hypertuning_parameters: false,
-    leaderboard_ids: [],
-    fine_tune_schedule: null,
-    next_fine_tune_at: null,
-    fine_tuned: false,
-    extra: {},
-    created_at: t0,
-    updated_at: t0
+    created_at: t0
   })
   yield* (yield* ModelRepository).insert(model)
   return model
@@ -59,7 +47,7 @@ const aModel = Effect.gen(function*() {
 
 const aLog = (model: Model, created_at: DateTime.Utc, fields: Partial<InferenceLog> = {}) => {
   const version_id = uuid()
-  return new InferenceLog({
+  return {
     id: uuid(),
     model_id: model.id,
     workspace_id: model.workspace_id,
@@ -71,7 +59,7 @@ const aLog = (model: Model, created_at: DateTime.Utc, fields: Partial<InferenceL
     metadata: { latency_ms: 12.5, usage: { prompt_tokens: 5, completion_tokens: 1 }, cost_usd: 0.000001, version_id, status: "success" },
     created_at,
     ...fields
-  })
+  }
 }
 
 /** Records the logs together (one batch where the writer batches) and waits until they are written. */
@@ -98,6 +86,7 @@ const claimMine = (logs: ReadonlyArray<{ readonly id: string }>, now: DateTime.U
     }))
 
 const byLogId = (a: OutboxEntry, b: OutboxEntry) => a.log_id < b.log_id ? -1 : a.log_id > b.log_id ? 1 : 0
+const byId = (a: { readonly id: string }, b: { readonly id: string }) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
 const entryOf = (log: InferenceLog, attempts = 0): OutboxEntry => ({ log_id: log.id, model_id: log.model_id, attempts })
 
@@ -147,6 +136,9 @@ export const inferenceLogsContract = (name: string, makeLayer: () => Layer.Layer
           assert.deepStrictEqual(yield* listed(other.id, 100), [elsewhere.id])
           assert.deepStrictEqual(yield* listed(uuid(), 100), [])
           assert.deepStrictEqual((yield* reader.list(model.id, 1)).map(plain), [plain(newest)])
+          const many = yield* reader.findMany([oldest.id, uuid(), elsewhere.id, oldest.id])
+          assert.deepStrictEqual(many.map(plain).sort(byId), [plain(oldest), plain(elsewhere)].sort(byId))
+          assert.deepStrictEqual(yield* reader.findMany([]), [])
 
           // the same log again changes nothing
           yield* recorded([aLog(model, at(9), { id: oldest.id, metadata: { again: true } })], true)
@@ -166,7 +158,7 @@ export const inferenceLogsContract = (name: string, makeLayer: () => Layer.Layer
           for (const log of delivered) {
             const stored = yield* found(log.id)
             assert.deepStrictEqual(stored.metadata, { ...log.metadata, webhook_delivery: pending })
-            assert.deepStrictEqual(plain(stored), plain(new InferenceLog({ ...log, metadata: stored.metadata })))
+            assert.deepStrictEqual(plain(stored), plain({ ...log, metadata: stored.metadata }))
           }
           assert.deepStrictEqual(plain(yield* found(kept.id)), plain(kept))
 
@@ -252,7 +244,7 @@ export const inferenceLogsContract = (name: string, makeLayer: () => Layer.Layer
             last_error: "service unavailable\u0000",
             delivered_at: null
           }
-          yield* outbox.record(log.id, failed, at(120, start))
+          yield* outbox.record([{ log_id: log.id, delivery: failed, next: at(120, start) }])
           assert.deepStrictEqual((yield* found(log.id)).metadata, {
             ...log.metadata,
             webhook_delivery: { ...failed, last_error: "service unavailable\uFFFD" }
@@ -268,18 +260,50 @@ export const inferenceLogsContract = (name: string, makeLayer: () => Layer.Layer
             last_error: null,
             delivered_at: "2004-03-01T00:02:01.000Z"
           }
-          yield* outbox.record(log.id, delivered, null)
+          yield* outbox.record([{ log_id: log.id, delivery: delivered, next: null }])
           const done = { ...log.metadata, webhook_delivery: delivered }
           assert.deepStrictEqual((yield* found(log.id)).metadata, done)
           assert.deepStrictEqual(yield* claimMine([log], at(100_000, start)), [])
           // an entry already done is not written over; an unknown one changes nothing
-          yield* outbox.record(log.id, { ...failed, status: "failed", attempts: 3 }, null)
-          yield* outbox.record(log.id, failed, at(200, start))
-          yield* outbox.record(uuid(), failed, null)
+          yield* outbox.record([{ log_id: log.id, delivery: { ...failed, status: "failed", attempts: 3 }, next: null }])
+          yield* outbox.record([{ log_id: log.id, delivery: failed, next: at(200, start) }])
+          yield* outbox.record([{ log_id: uuid(), delivery: failed, next: null }])
           assert.deepStrictEqual((yield* found(log.id)).metadata, done)
           assert.deepStrictEqual(yield* claimMine([log], at(100_000, start)), [])
           // the other log's entry is still there, untouched
           assert.deepStrictEqual((yield* found(untouched.id)).metadata, { ...untouched.metadata, webhook_delivery: pending })
+        }))
+
+      it.effect("one record call stores a batch of outcomes, each on its own entry; done and unknown entries are left alone", () =>
+        Effect.gen(function*() {
+          const start = era(2005)
+          const outbox = yield* WebhookOutbox
+          const model = yield* aModel
+          const [retried, delivered, failed, done] = [0, 1, 2, 3].map(() => aLog(model, at(0, start)))
+          yield* recorded([retried!, delivered!, failed!, done!], true)
+          const outcome = (status: WebhookDelivery["status"], attempts: number): WebhookDelivery => ({
+            status,
+            attempts,
+            last_status_code: status === "delivered" ? 204 : 500,
+            last_error: status === "delivered" ? null : "the receiver answered 500",
+            delivered_at: status === "delivered" ? "2005-03-01T00:00:01.000Z" : null
+          })
+          yield* outbox.record([{ log_id: done!.id, delivery: outcome("delivered", 1), next: null }])
+          yield* outbox.record([
+            { log_id: retried!.id, delivery: outcome("pending", 1), next: at(30, start) },
+            { log_id: delivered!.id, delivery: outcome("delivered", 1), next: null },
+            { log_id: uuid(), delivery: outcome("failed", 8), next: null },
+            { log_id: failed!.id, delivery: outcome("failed", 8), next: null },
+            { log_id: done!.id, delivery: outcome("failed", 2), next: null }
+          ])
+          const deliveryOf = (id: string) => Effect.map(found(id), (log) => log.metadata["webhook_delivery"])
+          assert.deepStrictEqual(yield* deliveryOf(retried!.id), outcome("pending", 1))
+          assert.deepStrictEqual(yield* deliveryOf(delivered!.id), outcome("delivered", 1))
+          assert.deepStrictEqual(yield* deliveryOf(failed!.id), outcome("failed", 8))
+          assert.deepStrictEqual(yield* deliveryOf(done!.id), outcome("delivered", 1))
+          assert.deepStrictEqual(yield* claimMine([retried!, delivered!, failed!, done!], at(29, start)), [])
+          assert.deepStrictEqual(yield* claimMine([retried!, delivered!, failed!, done!], at(30, start)), [entryOf(retried!, 1)])
+          yield* outbox.record([])
         }))
 
       it.effect("a model's webhook is saved, replaced and cleared", () =>

@@ -1,6 +1,6 @@
 import { type SendResult, WebhookSender } from "@podium/domain/models"
 import { DateTime, Duration, Effect, Layer } from "effect"
-import { createHmac, randomBytes } from "node:crypto"
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from "node:crypto"
 import type { Dispatcher } from "undici"
 import { SafeHttp, SafeHttpError, type SafeRequestOptions } from "./SafeHttpClient.ts"
 
@@ -14,13 +14,26 @@ const userAgent = "Podium-Webhooks/1.0"
 /** Only the status matters; a little of the body is read so the connection can be reused, the rest is dropped. */
 const answerLimitBytes = 4 * 1024
 
+/** Signing keys imported once per secret (importing one costs more than the HMAC of a delivery). */
+const keys = new Map<string, KeyObject>()
+const maxKeys = 1024
+
+const keyOf = (secret: string): KeyObject => {
+  let key = keys.get(secret)
+  if (key === undefined) {
+    if (keys.size >= maxKeys) keys.clear()
+    key = createSecretKey(Buffer.from(secret.startsWith(secretPrefix) ? secret.slice(secretPrefix.length) : secret, "base64"))
+    keys.set(secret, key)
+  }
+  return key
+}
+
 /**
  * The Standard Webhooks `webhook-signature` value: `v1,` and the base64 HMAC-SHA256 of
  * `{messageId}.{timestampSeconds}.{body}`, keyed by the base64-decoded secret after `whsec_`.
  */
 export const sign = (secret: string, messageId: string, timestampSeconds: number, body: string): string => {
-  const key = Buffer.from(secret.startsWith(secretPrefix) ? secret.slice(secretPrefix.length) : secret, "base64")
-  const mac = createHmac("sha256", key).update(`${messageId}.${timestampSeconds}.${body}`, "utf8").digest("base64")
+  const mac = createHmac("sha256", keyOf(secret)).update(`${messageId}.${timestampSeconds}.${body}`, "utf8").digest("base64")
   return `v1,${mac}`
 }
 

@@ -2,7 +2,7 @@ import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
-import { Deployments, FineTunes, ModelWebhooks } from "@podium/domain/models"
+import { deliveryBatch, Deployments, FineTunes, ModelWebhooks } from "@podium/domain/models"
 import { Runs } from "@podium/domain/runs"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 import type { PodiumConfig } from "./Config.ts"
@@ -94,7 +94,7 @@ export const layerWebhookDeliveries = (config: Pick<PodiumConfig, "webhookPollIn
       Effect.catchCause((cause) => Effect.as(Effect.logError("webhook deliveries failed", cause), 0))
     )
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(pass, (attempted) =>
-      attempted >= 20 ? Effect.void : Effect.sleep(Duration.millis(config.webhookPollIntervalMs)))))
+      attempted >= deliveryBatch ? Effect.void : Effect.sleep(Duration.millis(config.webhookPollIntervalMs)))))
   }))
 
 /**

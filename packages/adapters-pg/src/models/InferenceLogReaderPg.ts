@@ -16,7 +16,6 @@ const layer = Layer.effect(
             version_id::text AS version_id, "timestamp", input_message, output_messages, traces, metadata, created_at
           FROM model_inference_logs WHERE ${where}`.pipe(
         Effect.flatMap(decodeLogs),
-        Effect.map((rows) => rows.map((row) => new InferenceLog(row))),
         Effect.orDie
       )
 
@@ -26,6 +25,10 @@ const layer = Layer.effect(
       }),
       find: Effect.fn("InferenceLogReader.find")(function*(id: string) {
         return Option.fromNullishOr((yield* logs(sql`id = ${id}`))[0])
+      }),
+      findMany: Effect.fn("InferenceLogReader.findMany")(function*(ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return []
+        return yield* logs(sql`id = ANY(${[...new Set(ids)]}::uuid[])`)
       })
     })
   })

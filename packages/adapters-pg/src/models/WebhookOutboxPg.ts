@@ -1,9 +1,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { DateTime, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { type WebhookDelivery, WebhookOutbox } from "@podium/domain/models"
+import { type DeliveryOutcome, WebhookOutbox } from "@podium/domain/models"
 import { storableJson } from "@podium/domain/shared"
-import { toDate, toDateOrNull } from "../Rows.ts"
+import { toDate } from "../Rows.ts"
 
 const EntryRow = Schema.Struct({ log_id: Schema.String, model_id: Schema.String, attempts: Schema.Int })
 const decodeEntries = Schema.decodeUnknownEffect(Schema.Array(EntryRow))
@@ -13,8 +13,9 @@ const decodeEntries = Schema.decodeUnknownEffect(Schema.Array(EntryRow))
  * claim holds (SKIP LOCKED); a claim that read a row before another's lease was committed re-checks
  * it once it has the lock and finds it no longer due. So each row has one claimer at a time.
  *
- * `record` is one statement: it schedules or removes the outbox row and, only when there was one,
- * writes the outcome into the log's metadata; an entry already done is not written over.
+ * `record` is one statement for the whole batch: it schedules or removes each outbox row and, only
+ * where there was one, writes the outcome into its log's metadata; an entry already done is not
+ * written over.
  */
 const layer = Layer.effect(
   WebhookOutbox,
@@ -41,16 +42,29 @@ const layer = Layer.effect(
           Effect.orDie
         )
       }),
-      record: Effect.fn("WebhookOutbox.record")(function*(logId: string, delivery: WebhookDelivery, next: DateTime.Utc | null) {
-        const outcome = pg.json(storableJson({ ...delivery }))
-        const entry = next === null
-          ? sql`DELETE FROM webhook_outbox WHERE log_id = ${logId} RETURNING log_id`
-          : sql`UPDATE webhook_outbox SET attempts = ${delivery.attempts}, next_attempt_at = ${toDateOrNull(next)}
-                WHERE log_id = ${logId} RETURNING log_id`
+      record: Effect.fn("WebhookOutbox.record")(function*(outcomes: ReadonlyArray<DeliveryOutcome>) {
+        if (outcomes.length === 0) return
+        const rows = outcomes.map(({ delivery, log_id, next }) => ({
+          log_id,
+          delivery: storableJson({ ...delivery }),
+          next_attempt_at: next === null ? null : DateTime.formatIso(next)
+        }))
         yield* sql`
-          WITH entry AS (${entry})
-          UPDATE model_inference_logs SET metadata = jsonb_set(metadata, '{webhook_delivery}', ${outcome}::jsonb)
-          WHERE id IN (SELECT log_id FROM entry)`.pipe(Effect.orDie)
+          WITH outcome AS (
+            SELECT DISTINCT ON (log_id) * FROM jsonb_to_recordset(${pg.json(rows)})
+              AS t(log_id uuid, delivery jsonb, next_attempt_at timestamptz)
+          ), done AS (
+            DELETE FROM webhook_outbox o USING outcome
+            WHERE o.log_id = outcome.log_id AND outcome.next_attempt_at IS NULL
+            RETURNING o.log_id
+          ), again AS (
+            UPDATE webhook_outbox o SET attempts = (outcome.delivery->>'attempts')::int, next_attempt_at = outcome.next_attempt_at
+            FROM outcome WHERE o.log_id = outcome.log_id AND outcome.next_attempt_at IS NOT NULL
+            RETURNING o.log_id
+          )
+          UPDATE model_inference_logs l SET metadata = jsonb_set(l.metadata, '{webhook_delivery}', outcome.delivery)
+          FROM outcome
+          WHERE l.id = outcome.log_id AND l.id IN (SELECT log_id FROM done UNION ALL SELECT log_id FROM again)`.pipe(Effect.orDie)
       })
     })
   })

@@ -1,6 +1,7 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { WebhookRepository } from "@podium/domain/models"
+import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { Timestamp, toDate } from "../Rows.ts"
 
 const WebhookRow = Schema.Struct({
@@ -17,6 +18,7 @@ const layer = Layer.effect(
   WebhookRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const feed = yield* ChangeFeed
 
     return WebhookRepository.of({
       find: Effect.fn("WebhookRepository.find")(function*(modelId: string) {
@@ -25,6 +27,7 @@ const layer = Layer.effect(
           FROM model_webhooks WHERE model_id = ${modelId}`.pipe(Effect.flatMap(decodeWebhooks), Effect.orDie)
         return Option.fromNullishOr(rows[0])
       }),
+      // the model's serving copy says whether its logs are delivered: this instance's is dropped at once
       save: Effect.fn("WebhookRepository.save")(function*(webhook) {
         if (webhook.url === null) {
           yield* sql`DELETE FROM model_webhooks WHERE model_id = ${webhook.model_id}`.pipe(Effect.orDie)
@@ -35,7 +38,7 @@ const layer = Layer.effect(
           VALUES (${webhook.model_id}, ${webhook.url}, ${webhook.enabled}, ${webhook.sealed_secret}, ${toDate(webhook.updated_at)})
           ON CONFLICT (model_id) DO UPDATE SET url = EXCLUDED.url, enabled = EXCLUDED.enabled,
             sealed_secret = EXCLUDED.sealed_secret, updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie)
-      })
+      }, (saved, webhook) => Effect.ensuring(saved, feed.changed("model", webhook.model_id)))
     })
   })
 )

@@ -6,7 +6,7 @@ import { Context, type Effect, type Option, Schema } from "effect"
  * secrets redacted (`traces`), and `metadata` (latency, usage, cost, version, status, and
  * `webhook_delivery` once a delivery was attempted).
  */
-export class InferenceLog extends Schema.Class<InferenceLog>("InferenceLog")({
+export const InferenceLog = Schema.Struct({
   id: Schema.String,
   model_id: Schema.String,
   workspace_id: Schema.String,
@@ -18,7 +18,9 @@ export class InferenceLog extends Schema.Class<InferenceLog>("InferenceLog")({
   traces: Schema.Record(Schema.String, Schema.Unknown),
   metadata: Schema.Record(Schema.String, Schema.Unknown),
   created_at: Schema.DateTimeUtc
-}) {}
+})
+/** A plain object: built once per call on the inference path, so not a class that checks itself on construction. */
+export interface InferenceLog extends Schema.Schema.Type<typeof InferenceLog> {}
 
 /** Logs per request of `GET …/inference/logs`: default and maximum. */
 export const maxLogsPerPage = 100
@@ -40,4 +42,6 @@ export class InferenceLogWriter extends Context.Service<InferenceLogWriter, {
 export class InferenceLogReader extends Context.Service<InferenceLogReader, {
   readonly list: (modelId: string, limit: number) => Effect.Effect<ReadonlyArray<InferenceLog>>
   readonly find: (id: string) => Effect.Effect<Option.Option<InferenceLog>>
+  /** The logs of those ids that exist, in no particular order. */
+  readonly findMany: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<InferenceLog>>
 }>()("@podium/domain/models/InferenceLogReader") {}

@@ -1,6 +1,6 @@
 import { Context, DateTime, Effect, Layer, Option, Ref } from "effect"
 import { storableJson } from "../shared/index.ts"
-import { InferenceLog, InferenceLogReader, InferenceLogWriter } from "./InferenceLog.ts"
+import { type InferenceLog, InferenceLogReader, InferenceLogWriter } from "./InferenceLog.ts"
 import { type ModelWebhook, type OutboxEntry, type WebhookDelivery, WebhookOutbox, WebhookRepository } from "./Webhook.ts"
 
 /** A jsonb column: its text made storable, and only what JSON keeps. */
@@ -40,13 +40,13 @@ const layer: Layer.Layer<InferenceLogWriter | InferenceLogReader | WebhookOutbox
       record: (log, { deliver }) =>
         modify((current) => {
           if (current.logs.has(log.id)) return [undefined, current]
-          const stored = new InferenceLog({
+          const stored = {
             ...log,
             input_message: json(log.input_message),
             output_messages: json(log.output_messages),
             traces: json(log.traces),
             metadata: json(deliver ? { ...log.metadata, webhook_delivery: pending } : log.metadata)
-          })
+          }
           const outbox = deliver
             ? new Map(current.outbox).set(log.id, {
               entry: { log_id: log.id, model_id: log.model_id, attempts: 0 },
@@ -66,7 +66,8 @@ const layer: Layer.Layer<InferenceLogWriter | InferenceLogReader | WebhookOutbox
             .sort((a, b) => byTime(b.created_at, a.created_at) || byText(b.id, a.id))
             .slice(0, Math.max(0, limit))
         ),
-      find: (id) => read((current) => Option.fromUndefinedOr(current.logs.get(id)))
+      find: (id) => read((current) => Option.fromUndefinedOr(current.logs.get(id))),
+      findMany: (ids) => read((current) => [...new Set(ids)].flatMap((id) => current.logs.get(id) ?? []))
     })
 
     const outbox = WebhookOutbox.of({
@@ -81,19 +82,19 @@ const layer: Layer.Layer<InferenceLogWriter | InferenceLogReader | WebhookOutbox
           for (const waiting of due) leased.set(waiting.entry.log_id, { ...waiting, next_attempt_at: until })
           return [due.map((waiting) => waiting.entry), { ...current, outbox: leased }]
         }),
-      record: (logId, delivery, next) =>
+      record: (outcomes) =>
         modify((current) => {
-          const waiting = current.outbox.get(logId)
-          const log = current.logs.get(logId)
-          // an entry already done is not written over
-          if (waiting === undefined || log === undefined) return [undefined, current]
           const outbox = new Map(current.outbox)
-          if (next === null) outbox.delete(logId)
-          else outbox.set(logId, { entry: { ...waiting.entry, attempts: delivery.attempts }, next_attempt_at: next })
-          const logs = new Map(current.logs).set(
-            logId,
-            new InferenceLog({ ...log, metadata: { ...log.metadata, webhook_delivery: json({ ...delivery }) } })
-          )
+          const logs = new Map(current.logs)
+          for (const { delivery, log_id, next } of outcomes) {
+            const waiting = outbox.get(log_id)
+            const log = logs.get(log_id)
+            // an entry already done is not written over
+            if (waiting === undefined || log === undefined) continue
+            if (next === null) outbox.delete(log_id)
+            else outbox.set(log_id, { entry: { ...waiting.entry, attempts: delivery.attempts }, next_attempt_at: next })
+            logs.set(log_id, { ...log, metadata: { ...log.metadata, webhook_delivery: json({ ...delivery }) } })
+          }
           return [undefined, { logs, outbox }]
         })
     })

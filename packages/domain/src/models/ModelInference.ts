@@ -16,11 +16,11 @@ import {
   UpstreamFailed
 } from "../inference/index.ts"
 import { ModelDirectory } from "../leaderboards/index.ts"
-import { IdGenerator, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
+import { hotSpan, IdGenerator, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
 import { defaultDeployment, type Deployment, ModelServing, type ServedVersion, type ServingModel } from "./Deployment.ts"
 import { versionTarget } from "./Deployments.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
-import { InferenceLog, InferenceLogWriter } from "./InferenceLog.ts"
+import { type InferenceLog, InferenceLogWriter } from "./InferenceLog.ts"
 import { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { ModelRepository } from "./ModelRepository.ts"
 
@@ -97,7 +97,7 @@ export const inferenceLogOf = (
   const { maxTokens, messages, sent } = exchange
   const { result } = called
   const output = Result.isSuccess(result) ? result.success.output : null
-  return new InferenceLog({
+  return {
     id: ids.message_id,
     model_id: model.id,
     workspace_id: model.workspace_id,
@@ -125,7 +125,7 @@ export const inferenceLogOf = (
       trace_id: ids.trace_id
     },
     created_at: now
-  })
+  }
 }
 
 /** Why a Service candidate's model cannot answer, as the failure of a candidate that did not (no upstream was called). */
@@ -261,7 +261,7 @@ export class ModelInference extends Context.Service<ModelInference, {
           ? principal.token.workspace_id === model.workspace_id
           : principal._tag === "SessionPrincipal" && visibleMembership(principal, model.workspace_id as WorkspaceId) !== undefined
 
-      const infer = Effect.fn("ModelInference.infer")(function*(
+      const infer = Effect.fnUntraced(function*(
         principal: Principal,
         modelId: string,
         versionId: string | null,
@@ -317,7 +317,7 @@ export class ModelInference extends Context.Service<ModelInference, {
           }
           return { body: result.success.body, model_id: model.id, version_id: version.id, message_id: messageId, trace_id: traceId }
         }))
-      })
+      }, hotSpan("ModelInference.infer"))
 
       return ModelInference.of({ infer })
     })
@@ -337,7 +337,7 @@ export const ServiceModelsLive = Layer.effect(
     const calls = yield* VersionCaller
     const ids = yield* IdGenerator
 
-    const complete = Effect.fn("ServiceModels.complete")(function*(
+    const complete = Effect.fnUntraced(function*(
       workspaceId: WorkspaceId,
       modelId: string,
       request: Parameters<ServiceModels["complete"]>[2]
@@ -365,7 +365,7 @@ export const ServiceModelsLive = Layer.effect(
         }
         return { ...result.success, version_id: chosen.version.id }
       }))
-    })
+    }, hotSpan("ServiceModels.complete"))
 
     return { complete }
   })

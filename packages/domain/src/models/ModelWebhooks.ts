@@ -1,10 +1,19 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { Principal } from "../access/index.ts"
 import { InvalidInput, type NotFound, SecretCipher } from "../shared/index.ts"
-import { InferenceLogReader } from "./InferenceLog.ts"
+import { type InferenceLog, InferenceLogReader } from "./InferenceLog.ts"
 import { ModelRepository } from "./ModelRepository.ts"
 import { Models } from "./Models.ts"
-import { type WebhookDelivery, WebhookOutbox, WebhookRepository, WebhookSender, webhookTarget } from "./Webhook.ts"
+import {
+  type DeliveryOutcome,
+  deliveryOutcome,
+  type OutboxEntry,
+  undeliverable,
+  WebhookOutbox,
+  WebhookRepository,
+  WebhookSender,
+  webhookTarget
+} from "./Webhook.ts"
 
 /** ALLOW_PRIVATE_NETWORK_TARGETS: webhooks may point at loopback and plain http (tests, local development). */
 export const AllowPrivateWebhooks = Context.Reference<boolean>("@podium/domain/models/AllowPrivateWebhooks", {
@@ -14,8 +23,10 @@ export const AllowPrivateWebhooks = Context.Reference<boolean>("@podium/domain/m
 export const WebhookRetryBase = Context.Reference<Duration.Duration>("@podium/domain/models/WebhookRetryBase", {
   defaultValue: () => Duration.seconds(10)
 })
-/** Attempts per delivery, the first included (about 21 minutes of retries at the default base). */
-export const maxDeliveryAttempts = 8
+/** Deliveries claimed per pass; the next pass starts at once when a pass was full. */
+export const deliveryBatch = 100
+/** Deliveries of a pass under way at once. */
+const deliveryConcurrency = 16
 
 export interface WebhookConfig {
   readonly webhook_url: string | null
@@ -37,7 +48,7 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
     modelId: string,
     input: { readonly webhook_url?: string | null | undefined; readonly enabled?: boolean | undefined }
   ) => Effect.Effect<WebhookConfig, NotFound | InvalidInput>
-  /** One pass over the due deliveries; answers how many were attempted. */
+  /** One pass over up to `deliveryBatch` due deliveries; answers how many were claimed. */
   readonly deliverDue: Effect.Effect<number>
 }>()("@podium/domain/models/ModelWebhooks") {
   static readonly layer = Layer.effect(
@@ -81,59 +92,90 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
         return { webhook_url: url, enabled, secret }
       })
 
-      const deliverOne = Effect.fnUntraced(function*(entry: { readonly log_id: string; readonly model_id: string; readonly attempts: number }) {
-        const now = yield* DateTime.now
-        const attempts = entry.attempts + 1
-        const give = (delivery: Omit<WebhookDelivery, "attempts">, next: DateTime.Utc | null) =>
-          outbox.record(entry.log_id, { ...delivery, attempts }, next)
-        const [log, webhook, model] = yield* Effect.all([
-          logs.find(entry.log_id),
-          webhooks.find(entry.model_id),
-          modelRepository.find(entry.model_id)
-        ])
-        if (Option.isNone(log) || Option.isNone(model)) {
-          return yield* give({ status: "failed", last_status_code: null, last_error: "the model or its log is gone", delivered_at: null }, null)
-        }
-        if (Option.isNone(webhook) || !webhook.value.enabled) {
-          return yield* give({ status: "failed", last_status_code: null, last_error: "the webhook was turned off", delivered_at: null }, null)
-        }
-        const { webhook_delivery: _, ...metadata } = log.value.metadata
-        const body = JSON.stringify({
-          event: "model.inference",
-          delivered_at: DateTime.formatIso(now),
-          model: { id: model.value.id, business_id: model.value.workspace_id, name: model.value.name },
-          log: {
-            id: log.value.id,
-            timestamp: DateTime.formatIso(log.value.timestamp),
-            input_message: log.value.input_message,
-            output_messages: log.value.output_messages,
-            traces: log.value.traces,
-            metadata,
-            created_at: DateTime.formatIso(log.value.created_at)
-          }
+      /** Where a model's deliveries go this pass, with the opened secret; or why they cannot go. */
+      const targetOf = (modelId: string) =>
+        Effect.gen(function*() {
+          const [webhook, model] = yield* Effect.all([webhooks.find(modelId), modelRepository.find(modelId)])
+          if (Option.isNone(model)) return "the model or its log is gone"
+          if (Option.isNone(webhook) || !webhook.value.enabled) return "the webhook was turned off"
+          const secret = yield* cipher.open(webhook.value.sealed_secret)
+          return { model: model.value, url: webhook.value.url, secret: Redacted.value(secret) }
         })
-        const secret = yield* cipher.open(webhook.value.sealed_secret)
-        const sent = yield* sender.send({ url: webhook.value.url, secret: Redacted.value(secret), messageId: log.value.id, timestamp: now, body })
-        if (sent._tag === "Answered" && sent.status >= 200 && sent.status < 300) {
-          return yield* give({ status: "delivered", last_status_code: sent.status, last_error: null, delivered_at: DateTime.formatIso(now) }, null)
-        }
-        const failure = {
-          last_status_code: sent._tag === "Answered" ? sent.status : null,
-          last_error: sent._tag === "Answered" ? `the receiver answered ${sent.status}` : sent.reason,
-          delivered_at: null
-        }
-        if (attempts >= maxDeliveryAttempts) return yield* give({ status: "failed", ...failure }, null)
-        const wait = Duration.times(retryBase, 2 ** (attempts - 1))
-        return yield* give({ status: "pending", ...failure }, DateTime.addDuration(now, wait))
-      })
+
+      const attempt = (entry: OutboxEntry, log: InferenceLog, target: Exclude<Effect.Success<ReturnType<typeof targetOf>>, string>) =>
+        Effect.gen(function*() {
+          const now = yield* DateTime.now
+          const { model } = target
+          const { webhook_delivery: _, ...metadata } = log.metadata
+          const body = JSON.stringify({
+            event: "model.inference",
+            delivered_at: DateTime.formatIso(now),
+            model: { id: model.id, business_id: model.workspace_id, name: model.name },
+            log: {
+              id: log.id,
+              timestamp: DateTime.formatIso(log.timestamp),
+              input_message: log.input_message,
+              output_messages: log.output_messages,
+              traces: log.traces,
+              metadata,
+              created_at: DateTime.formatIso(log.created_at)
+            }
+          })
+          const sent = yield* sender.send({ url: target.url, secret: target.secret, messageId: log.id, timestamp: now, body })
+          return deliveryOutcome(entry, sent, now, retryBase)
+        })
+
+      /** The claimed entries' logs: in one read, or, if that read fails, one by one (an unreadable log is skipped alone). */
+      const logsOf = (due: ReadonlyArray<OutboxEntry>) =>
+        logs.findMany(due.map((entry) => entry.log_id)).pipe(
+          Effect.catchDefect(() =>
+            Effect.forEach(due, (entry) =>
+              logs.find(entry.log_id).pipe(
+                Effect.map(Option.toArray),
+                Effect.catchCause((cause) =>
+                  Effect.as(Effect.logWarning("inference log unreadable for its webhook", cause).pipe(Effect.annotateLogs({ log_id: entry.log_id })), [])
+                )
+              ), { concurrency: 4 })
+          ),
+          Effect.map((found) => new Map(found.flat().map((log) => [log.id, log])))
+        )
+
+      /** The outcomes in one write, or, if that fails, one by one: one outcome the store refuses never holds the rest. */
+      const record = (outcomes: ReadonlyArray<DeliveryOutcome>) =>
+        outbox.record(outcomes).pipe(
+          Effect.catchDefect(() =>
+            Effect.forEach(outcomes, (outcome) =>
+              outbox.record([outcome]).pipe(
+                Effect.catchCause((cause) =>
+                  Effect.logWarning("webhook delivery not recorded", cause).pipe(Effect.annotateLogs({ log_id: outcome.log_id }))
+                )
+              ), { discard: true })
+          )
+        )
 
       const deliverDue = Effect.gen(function*() {
-        const due = yield* outbox.claim(yield* DateTime.now, 20, { seconds: 60 })
+        const due = yield* outbox.claim(yield* DateTime.now, deliveryBatch, { seconds: 60 })
+        if (due.length === 0) return 0
+        const found = yield* logsOf(due)
+        const modelIds = [...new Set(due.map((entry) => entry.model_id))]
+        const targets = new Map(yield* Effect.forEach(modelIds, (modelId) =>
+          targetOf(modelId).pipe(
+            Effect.map(Option.some),
+            Effect.catchCause((cause) =>
+              Effect.as(Effect.logWarning("webhook target unreadable", cause).pipe(Effect.annotateLogs({ model_id: modelId })), Option.none())
+            ),
+            Effect.map((target) => [modelId, target] as const)
+          ), { concurrency: 4 }))
         // one receiver's trouble never holds the others: each delivery is on its own
-        yield* Effect.forEach(due, (entry) =>
-          deliverOne(entry).pipe(
-            Effect.catchCause((cause) => Effect.logWarning("webhook delivery not recorded", cause).pipe(Effect.annotateLogs({ log_id: entry.log_id })))
-          ), { concurrency: 4, discard: true })
+        const outcomes = yield* Effect.forEach(due, (entry) => {
+          const log = found.get(entry.log_id)
+          const target = targets.get(entry.model_id) ?? Option.none()
+          if (Option.isNone(target)) return Effect.succeed(Option.none<DeliveryOutcome>())
+          if (log === undefined) return Effect.succeedSome(undeliverable(entry, "the model or its log is gone"))
+          if (typeof target.value === "string") return Effect.succeedSome(undeliverable(entry, target.value))
+          return attempt(entry, log, target.value).pipe(Effect.map(Option.some))
+        }, { concurrency: deliveryConcurrency })
+        yield* record(outcomes.flatMap(Option.toArray))
         return due.length
       }).pipe(Effect.withSpan("ModelWebhooks.deliverDue"))
 

@@ -1,4 +1,4 @@
-import { Context, type DateTime, type Effect, type Option, Result, Schema } from "effect"
+import { Context, DateTime, Duration, type Effect, type Option, Result, Schema } from "effect"
 import { InvalidInput } from "../shared/index.ts"
 
 /** A model's `model.inference` webhook: where, whether on, and its signing secret (sealed at rest). */
@@ -82,14 +82,65 @@ export interface OutboxEntry {
   readonly attempts: number
 }
 
+/** One attempt's outcome: stored in the log's metadata; `next` schedules another attempt, null ends the entry. */
+export interface DeliveryOutcome {
+  readonly log_id: string
+  readonly delivery: WebhookDelivery
+  readonly next: DateTime.Utc | null
+}
+
+/** Attempts per delivery, the first included (about 21 minutes of retries at the default 10 s base). */
+export const maxDeliveryAttempts = 8
+
+/**
+ * What an attempt comes to: a 2xx answer is delivered; anything else is tried again after
+ * `retryBase` doubled per attempt made before, until the `maxDeliveryAttempts`-th, which fails it.
+ * `attempts` is the count before this one.
+ */
+export const deliveryOutcome = (
+  entry: Pick<OutboxEntry, "log_id" | "attempts">,
+  sent: SendResult,
+  now: DateTime.Utc,
+  retryBase: Duration.Duration
+): DeliveryOutcome => {
+  const attempts = entry.attempts + 1
+  if (sent._tag === "Answered" && sent.status >= 200 && sent.status < 300) {
+    return {
+      log_id: entry.log_id,
+      delivery: { status: "delivered", attempts, last_status_code: sent.status, last_error: null, delivered_at: DateTime.formatIso(now) },
+      next: null
+    }
+  }
+  const failure = {
+    attempts,
+    last_status_code: sent._tag === "Answered" ? sent.status : null,
+    last_error: sent._tag === "Answered" ? `the receiver answered ${sent.status}` : sent.reason,
+    delivered_at: null
+  }
+  return attempts >= maxDeliveryAttempts
+    ? { log_id: entry.log_id, delivery: { status: "failed", ...failure }, next: null }
+    : {
+      log_id: entry.log_id,
+      delivery: { status: "pending", ...failure },
+      next: DateTime.addDuration(now, Duration.times(retryBase, 2 ** (attempts - 1)))
+    }
+}
+
+/** An entry that cannot be attempted at all (its log, model or webhook is gone or off): failed at once. */
+export const undeliverable = (entry: Pick<OutboxEntry, "log_id" | "attempts">, reason: string): DeliveryOutcome => ({
+  log_id: entry.log_id,
+  delivery: { status: "failed", attempts: entry.attempts + 1, last_status_code: null, last_error: reason, delivered_at: null },
+  next: null
+})
+
 /**
  * The durable outbox of `model.inference` deliveries. Rows are written with their log (see
  * InferenceLogWriter). `claim` leases due rows (each to one claimer at a time across instances, for
- * `lease`); `record` stores an attempt's outcome in the log's `metadata.webhook_delivery` and, in
- * the same transaction, either schedules the next attempt (`next`) or removes the row (null: done,
- * delivered or given up).
+ * `lease`); `record` stores outcomes, each in its log's `metadata.webhook_delivery`, and, in the
+ * same transaction, either schedules the entry's next attempt (`next`) or removes it (null: done,
+ * delivered or given up). An entry already removed is not written over.
  */
 export class WebhookOutbox extends Context.Service<WebhookOutbox, {
   readonly claim: (now: DateTime.Utc, limit: number, lease: { readonly seconds: number }) => Effect.Effect<ReadonlyArray<OutboxEntry>>
-  readonly record: (logId: string, delivery: WebhookDelivery, next: DateTime.Utc | null) => Effect.Effect<void>
+  readonly record: (outcomes: ReadonlyArray<DeliveryOutcome>) => Effect.Effect<void>
 }>()("@podium/domain/models/WebhookOutbox") {}
