@@ -111,8 +111,45 @@ describe("trace export", () => {
       expect(reply.headers.get("content-type")).toContain(type)
       const lines = reply.text.trimEnd().split("\n").map((line) => JSON.parse(line))
       expect(lines).toHaveLength(8)
-      expect(lines[0]).toHaveProperty("id")
+      // the same traces as the json format's rows, value for value
+      expect(lines).toEqual((await exportJson({})).rows)
     }
+  })
+
+  it("jsonl lines carry what json rows carry, however odd the values, page by page", async () => {
+    const other = (await servingLeaderboard(owner.api, aCandidate(fake.url), aLeaderboard({ name: "odd values" }))).id
+    const [lb] = await query(podium.databaseUrl, (sql) => sql`SELECT workspace_id::text AS w FROM leaderboards WHERE id = ${other}`)
+    const odd = [
+      { input: "quote \" backslash \\ tab \t newline \n ✓ 日本 😀 \u0001", latency: 0.1 + 0.2, cost: 1e-7, usage: { total_tokens: 7 } },
+      { input: null, latency: 123456789.125, cost: 0, usage: { prompt_tokens: 1.5e21 } },
+      { input: "", latency: null, cost: null, usage: null }
+    ]
+    for (const [i, trace] of odd.entries()) {
+      await query(podium.databaseUrl, (sql) =>
+        sql`INSERT INTO traces (id, workspace_id, leaderboard_id, source, input, messages, output, status, error, latency_ms,
+              usage, cost_usd, created_at)
+            VALUES (${`0190b000-0000-7000-8000-00000000000${i}`}, ${lb!["w"] as string}, ${other}, 'inference', ${trace.input},
+              ${sql.json([{ role: "user", content: trace.input ?? "" }, { role: "assistant", content: "é" }])}, ${trace.input},
+              'error', 'it "failed"', ${trace.latency}, ${trace.usage === null ? null : sql.json(trace.usage)}, ${trace.cost},
+              '2026-01-02T03:04:05.678912Z')`)
+    }
+    const list = await reader((c) => c.traces.export({ params: { leaderboard_id: other }, query: { format: "json" } }))
+    if (typeof list === "string") throw new Error("expected a TraceList")
+    const rows = list.rows
+    expect(rows).toHaveLength(3)
+    expect(rows[0]).toMatchObject({ input: odd[0]!.input, latency_ms: 0.1 + 0.2, cost_usd: 1e-7, created_at: "2026-01-02T03:04:05.678Z" })
+    let cursor: string | null = null
+    const lines: Array<unknown> = []
+    do {
+      const reply = await podium.request(
+        "GET",
+        `/v1/leaderboard/${other}/traces?limit=2&batch_limit=1${cursor === null ? "" : `&cursor=${cursor}`}`,
+        { token: readerToken }
+      )
+      lines.push(...reply.text.trimEnd().split("\n").map((line) => JSON.parse(line)))
+      cursor = reply.headers.get("x-next-cursor")
+    } while (cursor !== null)
+    expect(lines).toEqual(rows)
   })
 
   it("rejects bad parameters and other callers", async () => {

@@ -53,11 +53,13 @@ export class TracesApi extends HttpApiGroup.make("traces")
       description: "Traces in creation order, filtered by `source` and `run_id`. Every row accepted by a dataset " +
         "push is a trace of source `dataset` (its input or messages, its reference as output, its latency_ms and " +
         "cost_usd), duplicates dropped at consolidation included. At most `limit` rows (1–1000, " +
-        "default 100) after `cursor` (a trace id, the previous page's `next_cursor`) and `offset`, fetched " +
-        "`batch_limit` rows (1–100, default 25) per database round trip. Follow `next_cursor` for a full export: " +
+        "default 100) after `cursor` (a trace id, the previous page's `next_cursor`) and `offset`, " +
+        "`batch_limit` rows (1–100, default 25) at a time. Follow `next_cursor` for a full export: " +
         "each page is an index seek, however deep. `format` jsonl (default) or ndjson streams one JSON object " +
-        "per line, with the next page's cursor in the `X-Next-Cursor` header (absent on the last page); json " +
-        "answers a TraceList with `next_cursor` and `next_offset` (null on the last page)."
+        "per line, with the next page's cursor in the `X-Next-Cursor` header (absent on the last page): one " +
+        "streamed statement per page, sent in chunks of `batch_limit` lines (a line's JSON may differ from the " +
+        "json format's in spacing and number notation, never in value); json answers a TraceList with " +
+        "`next_cursor` and `next_offset` (null on the last page), read `batch_limit` rows per database round trip."
     }))
   )
   .middleware(ApiTokenAuth)

@@ -1,18 +1,12 @@
-import { DateTime, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Links } from "@podium/domain/shared"
-import { TraceExport, type Trace } from "@podium/domain/inference"
+import { exportedTrace, TraceExport } from "@podium/domain/inference"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
-const wire = (trace: Trace) => {
-  const { workspace_id: _, ...rest } = trace
-  return { ...rest, created_at: DateTime.formatIso(trace.created_at) }
-}
-
-const encoder = new TextEncoder()
 const contentTypes = { jsonl: "application/jsonl", ndjson: "application/x-ndjson" } as const
 
 export const TracesHttp = HttpApiBuilder.group(
@@ -25,23 +19,26 @@ export const TracesHttp = HttpApiBuilder.group(
       Effect.gen(function*() {
         const limit = query.limit ?? 100
         const offset = query.offset ?? 0
-        const { batches, nextCursor } = yield* exporter.page(yield* CurrentPrincipal, params.leaderboard_id, {
+        const principal = yield* CurrentPrincipal
+        const exportQuery = {
           limit,
           offset,
           batchLimit: query.batch_limit ?? 25,
           cursor: query.cursor,
           source: query.source,
           runId: query.run_id
-        })
+        }
         const format = query.format ?? "jsonl"
         if (format !== "json") {
-          return HttpServerResponse.stream(
-            batches.pipe(Stream.map((batch) => encoder.encode(batch.map((t) => JSON.stringify(wire(t)) + "\n").join("")))),
-            { contentType: contentTypes[format], headers: nextCursor === null ? {} : { "x-next-cursor": nextCursor } }
-          )
+          const { chunks, nextCursor } = yield* exporter.lines(principal, params.leaderboard_id, exportQuery)
+          return HttpServerResponse.stream(chunks, {
+            contentType: contentTypes[format],
+            headers: nextCursor === null ? {} : { "x-next-cursor": nextCursor }
+          })
         }
+        const { batches, nextCursor } = yield* exporter.page(principal, params.leaderboard_id, exportQuery)
         const read = yield* Stream.runCollect(batches)
-        const rows = read.flat().map(wire)
+        const rows = read.flat().map(exportedTrace)
         return {
           leaderboard_id: params.leaderboard_id,
           traces_url: links.tracesUrl(params.leaderboard_id),

@@ -1,10 +1,12 @@
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { TraceReader, type TraceFilter, type TracePosition, Trace } from "@podium/domain/inference"
 import { Timestamp } from "../Rows.ts"
 
 const TraceRow = Schema.Struct({ ...Trace.fields, created_at: Timestamp })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(TraceRow))
+
+const utf8 = new TextEncoder()
 
 const traceColumns = "id, workspace_id, leaderboard_id, leaderboard_model_id, source, run_id, input, messages, " +
   "output, status, error, latency_ms, usage, cost_usd, token_id, created_at"
@@ -72,7 +74,33 @@ const layer = Layer.effect(
         ...(from.afterId === null ? [] : [sql`t.id > ${from.afterId}`])
       ])
 
+    /**
+     * Export lines made by Postgres (`row_to_json` of the wire columns), streamed as the index scan
+     * yields them, and joined here into chunks of `chunkLines` lines handed over as bytes: one
+     * statement for the page, no per-trace decoding, parsing or serialising here, and the page's
+     * first lines leave while Postgres still renders its last ones.
+     */
+    const lines = (filter: TraceFilter, from: TracePosition, limit: number, chunkLines: number): Stream.Stream<Uint8Array> => {
+      const source = matching(filter, false)
+      if (source === null) return Stream.empty
+      return sql<{ line: string }>`
+        SELECT row_to_json(page)::text AS line
+        FROM (
+          SELECT t.id, t.leaderboard_id, t.leaderboard_model_id, t.source, t.run_id, t.input, t.messages, t.output,
+            t.status, t.error, t.latency_ms, t.usage, t.cost_usd, t.token_id,
+            to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+          FROM (${source}) AS t (${sql.literal(traceColumns)})
+          WHERE ${where(filter, from)} ORDER BY t.id LIMIT ${limit} OFFSET ${from.offset}
+        ) AS page
+        ORDER BY page.id`.stream.pipe(
+        Stream.rechunk(Math.max(1, chunkLines)),
+        Stream.mapArray((rows) => [utf8.encode(rows.map((row) => row.line).join("\n") + "\n")] as const),
+        Stream.orDie
+      )
+    }
+
     return TraceReader.of({
+      lines,
       batch: (filter, from, size) => {
         const source = matching(filter, false)
         return source === null ? Effect.succeed([]) : sql`

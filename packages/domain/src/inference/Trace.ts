@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { DateTime, Schema } from "effect"
 import { WorkspaceId } from "../shared/index.ts"
 
 /**
@@ -31,3 +31,26 @@ export const Trace = Schema.Struct({
   created_at: Schema.DateTimeUtc
 })
 export type Trace = typeof Trace.Type
+
+/**
+ * A trace as the export sends it: every field but `workspace_id`, in this order, `created_at` as
+ * ISO 8601 to the millisecond in UTC. Trace readers that render export lines themselves (in SQL)
+ * render this object.
+ */
+export const exportedTrace = (trace: Trace) => ({
+  id: trace.id,
+  leaderboard_id: trace.leaderboard_id,
+  leaderboard_model_id: trace.leaderboard_model_id,
+  source: trace.source,
+  run_id: trace.run_id,
+  input: trace.input,
+  messages: trace.messages,
+  output: trace.output,
+  status: trace.status,
+  error: trace.error,
+  latency_ms: trace.latency_ms,
+  usage: trace.usage,
+  cost_usd: trace.cost_usd,
+  token_id: trace.token_id,
+  created_at: DateTime.formatIso(trace.created_at)
+})

@@ -18,6 +18,12 @@ export interface ExportQuery {
   readonly runId?: string | undefined
 }
 
+/** A page as JSON lines, read by one statement, in chunks of `batchLimit` lines. */
+export interface ExportLines {
+  readonly chunks: Stream.Stream<Uint8Array>
+  readonly nextCursor: string | null
+}
+
 export interface ExportPage {
   /** The page's rows, one database round trip per element; lazy, one batch held at a time. */
   readonly batches: Stream.Stream<ReadonlyArray<Trace>>
@@ -37,6 +43,12 @@ export class TraceExport extends Context.Service<TraceExport, {
     leaderboardId: LeaderboardId,
     query: ExportQuery
   ) => Effect.Effect<ExportPage, NotFound>
+  /** The same page as export lines (see TraceReader.lines), for the JSONL formats. */
+  readonly lines: (
+    principal: Principal,
+    leaderboardId: LeaderboardId,
+    query: ExportQuery
+  ) => Effect.Effect<ExportLines, NotFound>
 }>()("@podium/domain/inference/TraceExport") {
   static readonly layer = Layer.effect(
     TraceExport,
@@ -70,7 +82,23 @@ export class TraceExport extends Context.Service<TraceExport, {
         return { batches, nextCursor }
       })
 
-      return TraceExport.of({ page })
+      const lines = Effect.fn("TraceExport.lines")(function*(
+        principal: Principal,
+        leaderboardId: LeaderboardId,
+        query: ExportQuery
+      ) {
+        const filter = { leaderboardId, source: query.source, runId: query.runId }
+        const start = { afterId: query.cursor ?? null, offset: query.offset }
+        // the access check reads the instance's copy of the leaderboard; the page's end is read meanwhile
+        const [, nextCursor] = yield* Effect.all([
+          leaderboards.serving(principal, leaderboardId),
+          reader.pageEnd(filter, start, query.limit)
+        ], { concurrency: 2 })
+        const chunks = reader.lines(filter, start, query.limit, query.batchLimit)
+        return { chunks, nextCursor }
+      })
+
+      return TraceExport.of({ page, lines })
     })
   )
 }
