@@ -1,4 +1,3 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import { SignJWT } from "jose"
@@ -8,7 +7,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { layerLogging, makeApp } from "@podium/server/App"
 import { loadConfig, type PodiumConfig } from "@podium/server/Config"
-import { createHoldingServer } from "@podium/server/HoldingServer"
 
 /**
  * The whole service, composed as in production, on an ephemeral loopback port, in this process:
@@ -48,6 +46,8 @@ export interface StartOptions {
   readonly logging?: Layer.Layer<never> | undefined
   /** Provided to the whole app, e.g. a tracer that counts outbound calls. */
   readonly tracing?: Layer.Layer<never> | undefined
+  /** false: the inference routes go through the router like every other (the front door is off). */
+  readonly fastInference?: boolean | undefined
 }
 
 /**
@@ -69,8 +69,7 @@ export const startPodium = async (
     ...env,
     DATABASE_URL: databaseUrl
   }))
-  const server = NodeHttpServer.layer(createHoldingServer, { port: 0, host: "127.0.0.1" })
-  const app = makeApp(config, server).pipe(Layer.provide(options.logging ?? layerLogging(config)))
+  const app = makeApp(config, { port: 0, host: "127.0.0.1", fastInference: options.fastInference }).pipe(Layer.provide(options.logging ?? layerLogging(config)))
   const runtime = ManagedRuntime.make(options.tracing === undefined ? app : app.pipe(Layer.provide(options.tracing)))
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")

@@ -21,17 +21,22 @@ export const maxBodyBytes = 16 * 1024 * 1024
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 
+/** The caller's `X-Request-Id` when it is sane, else a new one. */
+export const requestIdOf = (incoming: string | undefined): string =>
+  incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
+
+/** The contract's error body: `{"error": {"code", "message", "details"?}}`. */
+export const errorBody = (code: string, message: string, details?: Record<string, unknown>) => ({
+  error: details === undefined ? { code, message } : { code, message, details }
+})
+
 /** The contract's error body with the status and code of an error class (or of a bare response). */
 const errorResponse = (
   { code, status }: { readonly status: number; readonly code: string },
   message: string,
   details?: Record<string, unknown>,
   headers: Record<string, string> = {}
-) =>
-  HttpServerResponse.jsonUnsafe(
-    { error: details === undefined ? { code, message } : { code, message, details } },
-    { status, headers }
-  )
+) => HttpServerResponse.jsonUnsafe(errorBody(code, message, details), { status, headers })
 
 /** The path alone: query strings stay out of logs. */
 const pathOf = (url: string) => new URL(url, "http://x").pathname
@@ -41,24 +46,33 @@ const shown = (path: string) => path.length > 200 ? `${path.slice(0, 200)}…` :
 
 const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
-/** The validation issues of a failed decode, as `[{path, message}]` with `path` an array of keys. */
-const issuesOf = (error: HttpApiError.HttpApiSchemaError) =>
-  issueFormatter(error.cause.issue).issues.map((issue) => ({
+/**
+ * The validation issues of a failed decode of a request part (`kind`: Params, Payload…), as
+ * `[{path, message}]` with `path` an array of keys led by the part's name.
+ */
+export const schemaIssues = (kind: string, issue: SchemaIssue.Issue): ReadonlyArray<InputIssue> =>
+  issueFormatter(issue).issues.map((issue) => ({
     path: [
-      error.kind.toLowerCase(),
+      kind.toLowerCase(),
       ...(issue.path ?? []).map((key) => (typeof key === "object" && key !== null && "key" in key ? key.key : key))
     ].map((key) => (typeof key === "number" ? key : String(key))),
     message: issue.message
   }))
 
-const invalid = (issues: ReadonlyArray<InputIssue>) =>
-  errorResponse(
-    ValidationFailed,
+const issuesOf = (error: HttpApiError.HttpApiSchemaError) => schemaIssues(error.kind, error.cause.issue)
+
+/** The 400 `validation_failed` body for these issues. */
+export const validationFailedBody = (issues: ReadonlyArray<InputIssue>) =>
+  errorBody(
+    ValidationFailed.code,
     issues.length === 1
       ? `Invalid request: ${issues[0]!.message} at ${issues[0]!.path.join(".")}`
       : `Invalid request: ${issues.length} problems`,
     { issues }
   )
+
+const invalid = (issues: ReadonlyArray<InputIssue>) =>
+  HttpServerResponse.jsonUnsafe(validationFailedBody(issues), { status: ValidationFailed.status })
 
 const tooLarge = () =>
   errorResponse(PayloadTooLarge, `The request body is larger than ${maxBodyBytes} bytes`, undefined, { connection: "close" })
@@ -211,8 +225,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
     Effect.gen(function*() {
       const started = performance.now()
       const request = yield* HttpServerRequest.HttpServerRequest
-      const incoming = request.headers["x-request-id"]
-      const requestId = incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
+      const requestId = requestIdOf(request.headers["x-request-id"])
       let response = yield* refuseHostileInput(request).pipe(
         Effect.flatMap((refused) => refused === undefined ? app : Effect.succeed(refused)),
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),

@@ -15,6 +15,7 @@ import { HealthHttp } from "@podium/adapters-http/health/HealthHttp"
 import { DocumentReaderNode } from "@podium/adapters-http/DocumentReaderNode"
 import { HumanHttp } from "@podium/adapters-http/human/HumanHttp"
 import { InferenceHttp } from "@podium/adapters-http/inference/InferenceHttp"
+import { makeFastInference } from "@podium/adapters-http/inference/FastInference"
 import { IntegrationsHttp } from "@podium/adapters-http/integrations/IntegrationsHttp"
 import { InvitesHttp } from "@podium/adapters-http/access/InvitesHttp"
 import { LeaderboardsHttp } from "@podium/adapters-http/leaderboards/LeaderboardsHttp"
@@ -92,7 +93,7 @@ import { CaseGenerator, HumanAccess, HumanCases, HumanDocuments, HumanResults } 
 import { Leaderboards } from "@podium/domain/leaderboards"
 import { AutoSelection } from "@podium/domain/runs"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
-import { createHoldingServer } from "./HoldingServer.ts"
+import { createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
@@ -333,12 +334,20 @@ export const layerCommandLogging = (config: PodiumConfig) =>
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
   )
 
+/** Where the service listens; `fastInference: false` leaves the inference routes to the router too (tests compare both). */
+export interface Listen {
+  readonly port: number
+  readonly host: string
+  readonly fastInference?: boolean | undefined
+}
+
 /**
- * The whole service over a given HTTP server layer (the real listener in production, an
- * ephemeral-port one in tests). The listener and the jobs are built only once the database is
- * migrated and every service is ready, so no connection is accepted before it can be answered.
+ * The whole service, listening where `listen` says. The listener and the jobs are built only once
+ * the database is migrated and every service is ready, so no connection is accepted before it can
+ * be answered. Leaderboard and model inference are answered at the server's front door
+ * (FastInference) before the router, with the same contract.
  */
-export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | HttpServer.HttpServer, E, R>) => {
+export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const platform = ClusterWorkflowEngine.layer.pipe(
     Layer.provideMerge(layerCluster),
     Layer.provideMerge(layerDatabase(config))
@@ -350,7 +359,14 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
   )
   const jobs = Layer.mergeAll(layerJobs(config), layerWebhookDeliveries(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
     layerRunWorkflow, layerImprovementWorkflow, layerFineTuneWorkflow, layerDeploymentWorkflow)
+  const front: FrontDoor = { route: undefined }
+  const server = NodeHttpServer.layer(() => createHoldingServer({}, front), { port: listen.port, host: listen.host })
+  const frontRoutes = listen.fastInference === false ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
+    front.route = yield* makeFastInference
+    yield* Effect.addFinalizer(() => Effect.sync(() => front.route = undefined))
+  }))
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.merge(frontRoutes),
     Layer.tap(() =>
       Effect.gen(function*() {
         const { address } = yield* HttpServer.HttpServer
@@ -362,6 +378,4 @@ export const makeApp = <A, E, R>(config: PodiumConfig, server: Layer.Layer<A | H
   return Layer.mergeAll(http, jobs).pipe(Layer.provide(services))
 }
 
-export const layerApp = (config: PodiumConfig) =>
-  makeApp(config, NodeHttpServer.layer(createHoldingServer, { port: config.port, host: config.host }))
-
+export const layerApp = (config: PodiumConfig) => makeApp(config, { port: config.port, host: config.host })

@@ -20,14 +20,29 @@ const answerClientError = (error: Error & { readonly code?: string }, socket: Du
   )
 }
 
+/** Where the application puts a route that answers before the router (see `createHoldingServer`). */
+export interface FrontDoor {
+  route: { readonly handle: (request: IncomingMessage, response: ServerResponse) => boolean } | undefined
+}
+
 /**
  * A Node HTTP server that holds requests arriving before the application's handler is attached
  * and hands them over once it is. Node drops `request` events that have no listener, and a
  * dropped request is never answered: without this, a client that connects in the moment between
  * `listen` and the handler being installed would wait forever (and hold up shutdown).
+ *
+ * With a `front` door, each request is offered to its route first (once one is set); what the
+ * route declines goes on to the listeners as usual.
  */
-export const createHoldingServer = (options: ServerOptions = {}): Server => {
+export const createHoldingServer = (options: ServerOptions = {}, front?: FrontDoor): Server => {
   const server = createServer(options)
+  if (front !== undefined) {
+    const emit = server.emit.bind(server) as (event: string | symbol, ...args: Array<unknown>) => boolean
+    server.emit = ((event: string | symbol, ...args: Array<unknown>) =>
+      event === "request" && front.route?.handle(args[0] as IncomingMessage, args[1] as ServerResponse) === true
+        ? true
+        : emit(event, ...args)) as typeof server.emit
+  }
   server.on("clientError", answerClientError)
   const held: Array<readonly [IncomingMessage, ServerResponse]> = []
   const hold = (request: IncomingMessage, response: ServerResponse) => {

@@ -31,7 +31,9 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
       description: "A signed-in owner or admin of the model's workspace (API tokens are not accepted; members 403). " +
         "Options, all optional: `max_workers` 1–100 (default 4: calls served at once per instance, more wait), " +
         "`active_workers` 0–`max_workers` (default 0), `default_max_new_tokens` 1–4096 (default 512: `max_tokens` " +
-        "of a call that sets none), `idle_timeout` 1–3600 seconds (default 300); outside them 400. Answers 200 " +
+        "of a call that sets none), `idle_timeout` 1–3600 seconds (default 300); outside them 400. A worker is a " +
+        "call slot: versions hold no per-worker state here, so `active_workers` and `idle_timeout` are stored and " +
+        "shown but change nothing yet. Answers 200 " +
         "with the version `deploying`; a background check asks it once (the provider's tuned model for `openai` " +
         "versions, the router's base model with the demonstrations for `few_shot` ones) and makes it `active` — " +
         "the model's version active before becomes `stopped` — or `failed` with `deployment_error`. A version " +
