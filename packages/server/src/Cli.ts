@@ -36,9 +36,17 @@ const checkPort = (config: PodiumConfig) =>
     socket.once("timeout", free)
   })
 
+/** Set when SIGINT or SIGTERM arrives (the runtime's own handlers then interrupt the service). */
+const signalled = { stopping: false }
+
 const serve = Command.make("serve", {}, () =>
   withConfig((config) =>
-    Effect.andThen(checkPort(config), Layer.launch(layerApp(config).pipe(Layer.provide(layerLogging(config)))))
+    Effect.andThen(
+      Effect.andThen(checkPort(config), Effect.sync(() => {
+        for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => signalled.stopping = true)
+      })),
+      Layer.launch(layerApp(config).pipe(Layer.provide(layerLogging(config, () => signalled.stopping))))
+    )
   )
 ).pipe(Command.withDescription("Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set)"))
 
