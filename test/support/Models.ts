@@ -6,6 +6,15 @@ import type { Podium } from "./Podium.ts"
 export const caller = (podium: Podium, owner: SignedIn) => (method: string, path: string, json?: unknown, token = owner.session) =>
   podium.request(method, path, json === undefined ? { token } : { token, json })
 
+/** Polls `done` every 50 ms until it holds; fails after `timeoutMs` (usable outside a test, in beforeAll). */
+const until = async (done: () => Promise<boolean>, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`still not done after ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 /**
  * A model of a 100-row PUSH leaderboard (q0 … q99, references a0 … a99), fine-tuned once by the
  * `trainer` and deployed: what model inference needs. Answers the model's and the version's ids.
@@ -22,10 +31,10 @@ export const deployedModel = async (podium: Podium, owner: SignedIn, trainer: "o
     .body.model.id as string
   const started = await call("POST", `/api/models/${modelId}/fine-tune/run`)
   const versionOf = async () => ((await call("GET", `/api/models/${modelId}/versions`)).body.versions as Array<any>)[0]
-  await expect.poll(async () => (await versionOf())?.fine_tune_run_id, { timeout: 30_000, interval: 50 }).toBe(started.body.run.id)
+  await until(async () => (await versionOf())?.fine_tune_run_id === started.body.run.id, 30_000)
   const versionId = (await versionOf()).id as string
   expect((await call("POST", `/api/models/${modelId}/versions/${versionId}/deploy`)).status).toBe(200)
-  await expect.poll(async () => (await versionOf()).deployment_status, { timeout: 20_000, interval: 50 }).toBe("active")
+  await until(async () => (await versionOf()).deployment_status === "active", 20_000)
   return { modelId, versionId, leaderboard }
 }
 

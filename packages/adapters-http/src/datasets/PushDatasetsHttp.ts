@@ -39,8 +39,10 @@ const pushDatasets = HttpApiBuilder.group(
         }).pipe(mapDomainErrors))
       .handle("status", ({ params }) =>
         Effect.gen(function*() {
-          const status = yield* datasets.status(yield* CurrentPrincipal, params.leaderboard_id)
+          // the job first: a job's end commits with its version, so a finished job read before the versions
+          // always finds its version among them (read after, it could name one they do not hold yet)
           const job = yield* labels.latest(params.leaderboard_id)
+          const status = yield* datasets.status(yield* CurrentPrincipal, params.leaderboard_id)
           return { ...status, labelling: job._tag === "Some" ? labelJobView(job.value) : null }
         }).pipe(mapDomainErrors))
       .handle("download", ({ params, query }) =>
