@@ -1,12 +1,12 @@
 import { makeUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { randomUUID } from "node:crypto"
-import { Worker } from "node:worker_threads"
 import pg from "pg"
-import { from as copyFrom, to as copyTo } from "pg-copy-streams"
+import { from as copyFrom } from "pg-copy-streams"
 import { benchSession, type Podium, type ScenarioResult, type Settings, startBenchPodium } from "./Benchmark.ts"
 import type { SelfRunningBenchmark } from "./InferenceBench.ts"
 import { expectSuccess, hammer, type Memory, memory, type Run, type Target } from "./Load.ts"
 import { SpanCounter } from "./SpanCounter.ts"
+import { copyOut, inWorker } from "./Streams.ts"
 
 /** Rows per batch push, and per COPY of the reference. */
 const batchRows = 1000
@@ -126,7 +126,8 @@ const copyLoad = async (databaseUrl: string, table: string, leaderboardId: strin
       p99Ms: Math.round(percentile(latencies, 0.99)),
       errors: 0,
       non2xx: 0,
-      statusCodes: {}
+      statusCodes: {},
+      loopUsPerRequest: null
     }
   } finally {
     await Promise.all(clients.map((client) => client.end()))
@@ -205,33 +206,14 @@ get(workerData.url, { headers: workerData.headers }, (response) => {
 `
 
 const downloadOverHttp = (url: string, headers: Record<string, string>) =>
-  new Promise<Download>((resolve, reject) => {
-    const worker = new Worker(downloaderSource, { eval: true, workerData: { url, headers } })
-    worker.once("message", (message: Download & { error?: string }) => {
-      void worker.terminate()
-      if (message.error !== undefined) reject(new Error(message.error))
-      else resolve(message)
-    })
-    worker.once("error", reject)
-  })
+  inWorker<Download>(downloaderSource, { url, headers })
 
 /** The reference: the version's rows straight out of PostgreSQL, counted the same way. */
-const downloadByCopy = (client: pg.Client, leaderboardId: string) =>
-  new Promise<Download>((resolve, reject) => {
-    const started = performance.now()
-    let bytes = 0
-    let rows = 0
-    // COPY takes no parameters; the id is a UUID this benchmark made
-    const stream = client.query(copyTo(
-      `COPY (SELECT data FROM dataset_rows WHERE leaderboard_id = '${leaderboardId}' AND version <= 1 ORDER BY id) TO STDOUT`
-    ))
-    stream.on("data", (chunk: Buffer) => {
-      bytes += chunk.length
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows++
-    })
-    stream.once("end", () => resolve({ status: 200, rows, bytes, seconds: (performance.now() - started) / 1000 }))
-    stream.once("error", reject)
-  })
+const downloadByCopy = async (client: pg.Client, leaderboardId: string): Promise<Download> => ({
+  status: 200,
+  // COPY takes no parameters; the id is a UUID this benchmark made
+  ...await copyOut(client, `SELECT data FROM dataset_rows WHERE leaderboard_id = '${leaderboardId}' AND version <= 1 ORDER BY id`)
+})
 
 /**
  * Peak RSS and heap while `work` runs, sampled every 50 ms (Podium runs in this process), over the

@@ -4,7 +4,7 @@ import { Reactivity } from "effect/reactivity"
 import { Worker } from "node:worker_threads"
 import { type Benchmark, type Scenario, type ScenarioResult, type Settings, benchSession, startBenchPodium, type Podium } from "./Benchmark.ts"
 import type { Databases } from "./Databases.ts"
-import { expectSuccess, hammer, memory, type Run, type Target } from "./Load.ts"
+import { expectSuccess, hammer, type LoopProbe, mainLoop, type Memory, memory, type Run, type Target } from "./Load.ts"
 import { sequential } from "./Sequential.ts"
 import { SpanCounter } from "./SpanCounter.ts"
 
@@ -27,14 +27,30 @@ const completion = JSON.stringify({
   usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 }
 })
 
+/** Answers the bench's questions from inside a worker: calls and connections so far, its loop's busy time, close. */
+const workerControl = `
+parentPort.on("message", (message) => {
+  if (message === "calls") parentPort.postMessage({ calls, connections })
+  if (message === "loop") parentPort.postMessage({ active: performance.eventLoopUtilization().active })
+  if (message === "close") {
+    server.closeAllConnections()
+    server.close(() => parentPort.postMessage({ closed: true }))
+  }
+})
+server.on("connection", () => connections++)
+server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }))
+`
+
 /**
  * The upstream runs in its own worker thread, as a remote provider would run on its own machine:
  * in Podium's thread it would add its own parsing and writing to the event loop being measured.
+ * `delayMs` holds each answer back that long (a model's time to answer).
  */
 const upstreamSource = `
 const { parentPort, workerData } = require("node:worker_threads")
 const { createServer } = require("node:http")
 const body = Buffer.from(workerData.completion)
+const delayMs = workerData.delayMs
 let calls = 0
 let connections = 0
 const server = createServer((request, response) => {
@@ -42,30 +58,65 @@ const server = createServer((request, response) => {
   request.resume()
   request.on("end", () => {
     if (found) calls++
-    response.writeHead(found ? 200 : 404, { "content-type": "application/json", "content-length": found ? body.length : 2 })
-    response.end(found ? body : "{}")
+    const answer = () => {
+      response.writeHead(found ? 200 : 404, { "content-type": "application/json", "content-length": found ? body.length : 2 })
+      response.end(found ? body : "{}")
+    }
+    if (delayMs > 0) setTimeout(answer, delayMs)
+    else answer()
   })
 })
-server.on("connection", () => connections++)
-server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }))
-parentPort.on("message", (message) => {
-  if (message === "calls") parentPort.postMessage({ calls, connections })
-  if (message === "close") {
-    server.closeAllConnections()
-    server.close(() => parentPort.postMessage({ closed: true }))
-  }
-})
-`
+${workerControl}`
 
-interface Upstream {
+/**
+ * The in-repo reference for a proxy's floor on this machine: node:http in, a keep-alive
+ * http.Agent out, no authentication, database or validation. It buffers the request, forwards it,
+ * buffers the answer, parses it for \`usage\` (what a recorder must read) and returns its bytes.
+ */
+const bareProxySource = `
+const { parentPort, workerData } = require("node:worker_threads")
+const { Agent, createServer, request: send } = require("node:http")
+const upstream = new URL(workerData.upstreamUrl)
+const agent = new Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 512 })
+let calls = 0
+let connections = 0
+let tokens = 0
+const server = createServer((request, response) => {
+  const chunks = []
+  request.on("data", (chunk) => chunks.push(chunk))
+  request.on("end", () => {
+    calls++
+    const body = Buffer.concat(chunks)
+    const out = send({
+      host: upstream.hostname, port: upstream.port, path: "/chat/completions", method: "POST", agent,
+      headers: { "content-type": "application/json", "content-length": body.length }
+    }, (answer) => {
+      const parts = []
+      answer.on("data", (chunk) => parts.push(chunk))
+      answer.on("end", () => {
+        const bytes = Buffer.concat(parts)
+        try { tokens += JSON.parse(bytes.toString("utf8")).usage?.total_tokens ?? 0 } catch {}
+        response.writeHead(answer.statusCode ?? 502, { "content-type": "application/json", "content-length": bytes.length })
+        response.end(bytes)
+      })
+    })
+    out.on("error", () => { response.writeHead(502); response.end() })
+    out.end(body)
+  })
+})
+${workerControl}`
+
+interface Server {
   readonly url: string
-  /** POST .../chat/completions answered so far, and TCP connections accepted. */
+  /** Requests answered so far, and TCP connections accepted. */
   readonly calls: () => Promise<{ readonly calls: number; readonly connections: number }>
+  /** Its event loop's busy time so far (ms). */
+  readonly loop: LoopProbe
   readonly close: () => Promise<void>
 }
 
-export const startUpstream = async (): Promise<Upstream> => {
-  const worker = new Worker(upstreamSource, { eval: true, workerData: { completion } })
+const startWorker = async (source: string, workerData: Record<string, unknown>): Promise<Server> => {
+  const worker = new Worker(source, { eval: true, workerData })
   const ask = <A>(message: string | undefined, pick: (reply: Record<string, unknown>) => A | undefined) =>
     new Promise<A>((resolve, reject) => {
       const onMessage = (reply: Record<string, unknown>) => {
@@ -87,12 +138,19 @@ export const startUpstream = async (): Promise<Upstream> => {
         reply["calls"] === undefined
           ? undefined
           : { calls: reply["calls"] as number, connections: reply["connections"] as number }),
+    loop: () => ask("loop", (reply) => reply["active"] as number | undefined),
     close: async () => {
       await ask("close", (reply) => reply["closed"] as boolean | undefined)
       await worker.terminate()
     }
   }
 }
+
+/** A loopback OpenAI-compatible upstream answering `completion`, after `delayMs` if given. */
+export const startUpstream = (delayMs = 0): Promise<Server> => startWorker(upstreamSource, { completion, delayMs })
+
+/** The bare proxy in front of `upstreamUrl`, in a worker of its own. */
+export const startBareProxy = (upstreamUrl: string): Promise<Server> => startWorker(bareProxySource, { upstreamUrl })
 
 const countTraces = (databaseUrl: string): Promise<number> =>
   Effect.runPromise(
@@ -120,20 +178,42 @@ const ok = (run: Run): number =>
 
 export const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
 
+/** The slow-upstream comparison: a model's time to answer, at 100 connections (the proxies' share of direct req/s). */
+const slowUpstreamMs = 50
+const slowConnections = 100
+
+/** Warms up, then keeps `slowConnections` connections busy for the bench's seconds; answers the run and the 2xx seen. */
+const underSlowUpstream = async (title: string, url: string, target: Target, settings: Settings, loop: LoopProbe) => {
+  await expectSuccess(url, target)
+  const warmup = await hammer(url, target, slowConnections, settings.warmupSeconds, loop)
+  await settle()
+  process.stderr.write(`  inference / ${title}, upstream after ${slowUpstreamMs} ms: ${slowConnections} connections for ${settings.seconds} s\n`)
+  const run = await hammer(url, target, slowConnections, settings.seconds, loop)
+  await settle()
+  return { run, succeeded: 1 + ok(warmup) + ok(run) }
+}
+
 /** One connection, one request at a time, timed to the microsecond: the added-latency figure. */
 export const preciseCount = 3000
 
 /** As `runBenchmark`'s timing, but against any URL, and returning the 2xx answers of the warm-up too. */
-export const time = async (title: string, url: string, target: Target, settings: Settings, podium?: Podium) => {
+export const time = async (
+  title: string,
+  url: string,
+  target: Target,
+  settings: Settings,
+  podium?: Podium,
+  loop: LoopProbe = mainLoop
+) => {
   await expectSuccess(url, target)
   const memoryBefore = memory()
-  const warmup = await hammer(url, target, 10, settings.warmupSeconds)
+  const warmup = await hammer(url, target, 10, settings.warmupSeconds, loop)
   await settle()
   podium?.logs.reset()
   const runs: Array<Run> = []
   for (const connections of settings.connections) {
     process.stderr.write(`  ${title}: ${connections} connection(s) for ${settings.seconds} s\n`)
-    runs.push(await hammer(url, target, connections, settings.seconds))
+    runs.push(await hammer(url, target, connections, settings.seconds, loop))
     await settle()
   }
   process.stderr.write(`  ${title}: ${preciseCount} sequential requests timed to the microsecond\n`)
@@ -204,25 +284,39 @@ export const InferenceBench: SelfRunningBenchmark = {
   },
   run: async (databases, settings) => {
     const upstream = await startUpstream()
+    const bare = await startBareProxy(upstream.url)
+    const slowUpstream = await startUpstream(slowUpstreamMs)
+    const slowBare = await startBareProxy(slowUpstream.url)
     try {
       const env = { ALLOW_PRIVATE_NETWORK_TARGETS: "true" }
-      const direct = await time("inference / direct upstream", upstream.url, directTarget, settings)
+      const direct = await time("inference / direct upstream", upstream.url, directTarget, settings, undefined, upstream.loop)
+      const bareTimed = await time("inference / bare proxy", bare.url, directTarget, settings, undefined, bare.loop)
+      const slow = {
+        direct: await underSlowUpstream("direct upstream", slowUpstream.url, directTarget, settings, slowUpstream.loop),
+        bare: await underSlowUpstream("bare proxy", slowBare.url, directTarget, settings, slowBare.loop)
+      }
       const databaseUrl = await databases.create()
 
       const beforePodium = await upstream.calls()
+      const beforeSlow = await slowUpstream.calls()
       const timedPodium = await startBenchPodium(databaseUrl, env)
       let scenario: Scenario
       let timed: Awaited<ReturnType<typeof time>>
+      let slowPodium: Awaited<ReturnType<typeof underSlowUpstream>>
       try {
         scenario = await prepare(timedPodium, upstream.url)
         timed = await time(`inference / ${scenario.name}`, timedPodium.url, scenario.target, settings, timedPodium)
+        const slowScenario = await prepare(timedPodium, slowUpstream.url)
+        slowPodium = await underSlowUpstream(slowScenario.name, timedPodium.url, slowScenario.target, settings, mainLoop)
       } finally {
         await timedPodium.stop() // flushes the trace writer's queue
       }
       const tracesAfterTimed = await settledTraceCount(databaseUrl)
       const afterPodium = await upstream.calls()
-      const upstreamCallsTimed = afterPodium.calls - beforePodium.calls
-      const upstreamConnectionsTimed = afterPodium.connections - beforePodium.connections
+      const afterSlow = await slowUpstream.calls()
+      const upstreamCallsTimed = afterPodium.calls - beforePodium.calls + afterSlow.calls - beforeSlow.calls
+      const upstreamConnectionsTimed = afterPodium.connections - beforePodium.connections + afterSlow.connections -
+        beforeSlow.connections
 
       const calls = new SpanCounter()
       const countingPodium = await startBenchPodium(databaseUrl, env, calls)
@@ -236,13 +330,13 @@ export const InferenceBench: SelfRunningBenchmark = {
 
       const sequentialTraces = tracesAfterCounted - tracesAfterTimed
       const traces = {
-        timedServer2xx: timed.succeeded,
+        timedServer2xx: timed.succeeded + slowPodium.succeeded,
         timedServerTraces: tracesAfterTimed,
         timedServerUpstreamCalls: upstreamCallsTimed,
         timedServerUpstreamConnections: upstreamConnectionsTimed,
         sequential2xx: settings.countedRequests,
         sequentialTraces,
-        total2xx: timed.succeeded + settings.countedRequests,
+        total2xx: timed.succeeded + slowPodium.succeeded + settings.countedRequests,
         totalTraces: tracesAfterCounted
       }
       const addedLatency = settings.connections.map((connections, i) => {
@@ -251,11 +345,26 @@ export const InferenceBench: SelfRunningBenchmark = {
         return { connections, addedP50Ms: p.p50Ms - d.p50Ms, addedMeanMs: p.meanMs - d.meanMs }
       })
       const { succeeded: _d, ...directMeasured } = direct
+      const { succeeded: _b, ...bareMeasured } = bareTimed
       const { succeeded: _t, ...podiumMeasured } = timed
+      // memory is the bench process's (Podium's when it runs in it): the reference's own run measured it alike
+      const slowRun = (what: string, run: Run, alike: { readonly memoryBefore: Memory; readonly memoryAfter: Memory }) => ({
+        benchmark: "inference",
+        scenario: `${what}, upstream answering after ${slowUpstreamMs} ms`,
+        runs: [run],
+        serverLogs: {},
+        memoryBefore: alike.memoryBefore,
+        memoryAfter: alike.memoryAfter,
+        callsPerRequest: {}
+      })
       const results: Array<ScenarioResult> = [
         { benchmark: "inference", scenario: "direct upstream POST /chat/completions", ...directMeasured, callsPerRequest: {} },
+        { benchmark: "inference", scenario: "bare proxy (node:http, keep-alive agent)", ...bareMeasured, callsPerRequest: {} },
         { benchmark: "inference", scenario: scenario.name, ...podiumMeasured, callsPerRequest, addedLatency, traces } as
-          ScenarioResult
+          ScenarioResult,
+        slowRun("direct upstream", slow.direct.run, direct),
+        slowRun("bare proxy", slow.bare.run, bareTimed),
+        slowRun("Podium", slowPodium.run, timed)
       ]
       // Under load, autocannon ends each level with requests in flight and drops their answers: those
       // were served (and traced) but are not among its 2xx. The sequential requests have no such edge.
@@ -269,7 +378,20 @@ export const InferenceBench: SelfRunningBenchmark = {
         : `MISMATCH: ${excess} traces more than 2xx answers`
       const d = direct.precise
       const p = timed.precise
+      const b = bareTimed.precise
+      const ratio = (a: number, of: number) => (of === 0 ? "-" : `${(a / of).toFixed(2)}x`)
       const notes = [
+        "inference: Podium against the in-repo references (same run)",
+        ...settings.connections.map((connections, i) => {
+          const [pod, bar, dir] = [timed.runs[i]!, bareTimed.runs[i]!, direct.runs[i]!]
+          return `  ${String(connections).padStart(3)} connection(s): req/s Podium ${pod.rps.toFixed(0)}, bare proxy ` +
+            `${bar.rps.toFixed(0)} (${ratio(pod.rps, bar.rps)}), direct ${dir.rps.toFixed(0)}; loop µs/req Podium ` +
+            `${pod.loopUsPerRequest?.toFixed(0)}, bare proxy ${bar.loopUsPerRequest?.toFixed(0)} (target ~400 µs of server CPU per call)`
+        }),
+        `  one connection, added p50: Podium +${p.p50Us - d.p50Us} us, bare proxy +${b.p50Us - d.p50Us} us`,
+        `  upstream answering after ${slowUpstreamMs} ms, ${slowConnections} connections: direct ${slow.direct.run.rps.toFixed(0)} req/s, ` +
+        `bare proxy ${slow.bare.run.rps.toFixed(0)}, Podium ${slowPodium.run.rps.toFixed(0)} = ` +
+        `${ratio(slowPodium.run.rps, slow.bare.run.rps)} the bare proxy (target 0.9x)`,
         `inference: one connection, ${preciseCount} requests one at a time, timed to the microsecond`,
         `  direct upstream: p50 ${d.p50Us} us, p90 ${d.p90Us} us, p99 ${d.p99Us} us, mean ${d.meanUs} us`,
         `  Podium:          p50 ${p.p50Us} us, p90 ${p.p90Us} us, p99 ${p.p99Us} us, mean ${p.meanUs} us`,
@@ -286,6 +408,9 @@ export const InferenceBench: SelfRunningBenchmark = {
       ]
       return { results, notes }
     } finally {
+      await slowBare.close()
+      await slowUpstream.close()
+      await bare.close()
       await upstream.close()
     }
   }

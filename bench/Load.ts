@@ -1,4 +1,5 @@
 import autocannon from "autocannon"
+import { performance } from "node:perf_hooks"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 
@@ -24,13 +25,32 @@ export interface Run {
   readonly errors: number
   readonly non2xx: number
   readonly statusCodes: Record<string, number>
+  /**
+   * The measured server's event-loop active time per request, in µs: its JavaScript work per call
+   * (Podium's main thread, or the worker thread of a loopback upstream or the bare proxy; the
+   * client runs in a worker of its own; PostgreSQL's work is not in it); null where not measured.
+   */
+  readonly loopUsPerRequest: number | null
 }
+
+/** The milliseconds a server's event loop has been busy so far (performance.eventLoopUtilization().active). */
+export type LoopProbe = () => Promise<number>
+
+/** This thread's loop: Podium's, when the bench runs it in process. */
+export const mainLoop: LoopProbe = async () => performance.eventLoopUtilization().active
 
 /**
  * Keeps `connections` connections busy with `target` for `seconds`. The client runs in a worker
  * thread, so it does not share the server's event loop (it still shares the machine's cores).
  */
-export const hammer = async (url: string, target: Target, connections: number, seconds: number): Promise<Run> => {
+export const hammer = async (
+  url: string,
+  target: Target,
+  connections: number,
+  seconds: number,
+  loop: LoopProbe = mainLoop
+): Promise<Run> => {
+  const activeBefore = await loop()
   const result = await autocannon({
     url: url + target.path,
     method: target.method,
@@ -40,6 +60,7 @@ export const hammer = async (url: string, target: Target, connections: number, s
     duration: seconds,
     workers: 1
   })
+  const active = (await loop()) - activeBefore
   const requests = result.requests.total
   const rps = requests / result.duration
   return {
@@ -54,7 +75,8 @@ export const hammer = async (url: string, target: Target, connections: number, s
     non2xx: result.non2xx,
     statusCodes: Object.fromEntries(
       Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0])
-    )
+    ),
+    loopUsPerRequest: requests === 0 ? 0 : (active * 1000) / requests
   }
 }
 

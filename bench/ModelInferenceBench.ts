@@ -20,8 +20,8 @@ const sqlAt = <A>(databaseUrl: string, run: (sql: PgClient.PgClient) => Effect.E
  * is stored as a fine-tune would store it: a succeeded run and an active version), its webhook on
  * and pointing at a loopback receiver, and an API token that may call it.
  */
-const prepare = async (podium: Podium, databaseUrl: string, receiverUrl: string) => {
-  const jwt = await benchSession("bench-model-inference")
+const prepare = async (podium: Podium, databaseUrl: string, receiverUrl: string | null) => {
+  const jwt = await benchSession(`bench-model-inference-${receiverUrl === null ? "logs" : "webhook"}`)
   const { secret } = await json(podium, "POST", "/api/tokens", jwt, { name: "bench", scopes: ["models:inference"] }, 201)
   const model = (await json(podium, "POST", "/api/models", jwt, { name: "bench model" }, 201)).model
   const runId = crypto.randomUUID()
@@ -41,9 +41,11 @@ const prepare = async (podium: Podium, databaseUrl: string, receiverUrl: string)
         VALUES (${versionId}, ${model.id}, ${runId}, 'openai', ${sql.json(base)}, '{}', ${sql.json({ kind: "openai", model: "m" })},
           'active', ${sql.json({ max_workers: 100, active_workers: 0, default_max_new_tokens: 16, idle_timeout: 300 })}, now(), now(), now())`
     }))
-  await json(podium, "PATCH", `/api/models/${model.id}/inference/webhook`, jwt, { webhook_url: receiverUrl }, 200)
+  if (receiverUrl !== null) {
+    await json(podium, "PATCH", `/api/models/${model.id}/inference/webhook`, jwt, { webhook_url: receiverUrl }, 200)
+  }
   return {
-    name: "Podium POST /v1/models/{id}/inference (logs + webhook on)",
+    name: `Podium POST /v1/models/{id}/inference (${receiverUrl === null ? "logs" : "logs + webhook"})`,
     target: {
       method: "POST" as const,
       path: `/v1/models/${model.id}/inference`,
@@ -80,50 +82,57 @@ export const ModelInferenceBench: SelfRunningBenchmark = {
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
     try {
-      const direct = await time("model-inference / direct upstream", upstream.url, directTarget, settings)
-      const databaseUrl = await databases.create()
-      const podium = await startBenchPodium(databaseUrl, {
-        ALLOW_PRIVATE_NETWORK_TARGETS: "true",
-        FINE_TUNE_BASE_URL: upstream.url,
-        FINE_TUNE_API_KEY: "sk-bench",
-        WEBHOOK_POLL_INTERVAL_MS: "100"
-      })
-      let timed: Awaited<ReturnType<typeof time>>
-      let scenario: Awaited<ReturnType<typeof prepare>>
-      try {
-        scenario = await prepare(podium, databaseUrl, receiverUrl)
-        timed = await time(`model-inference / ${scenario.name}`, podium.url, scenario.target, settings, podium)
-        // the deliveries catch up with the answers once the load stops
-        for (let i = 0; i < 600 && (await counts(databaseUrl)).pending > 0; i++) await settle()
-      } finally {
-        await podium.stop()
-      }
-      const stored = await counts(databaseUrl)
-      const addedLatency = settings.connections.map((connections, i) => ({
-        connections,
-        addedP50Ms: timed.runs[i]!.p50Ms - direct.runs[i]!.p50Ms,
-        addedMeanMs: timed.runs[i]!.meanMs - direct.runs[i]!.meanMs
-      }))
+      const direct = await time("model-inference / direct upstream", upstream.url, directTarget, settings, undefined, upstream.loop)
       const { succeeded: _d, ...directMeasured } = direct
-      const { succeeded, ...podiumMeasured } = timed
       const results: Array<ScenarioResult> = [
-        { benchmark: "model-inference", scenario: "direct upstream POST /chat/completions", ...directMeasured, callsPerRequest: {} },
-        { benchmark: "model-inference", scenario: scenario.name, ...podiumMeasured, callsPerRequest: {}, addedLatency } as ScenarioResult
+        { benchmark: "model-inference", scenario: "direct upstream POST /chat/completions", ...directMeasured, callsPerRequest: {} }
       ]
       const d = direct.precise
-      const p = timed.precise
       const notes = [
         `model-inference: one connection, ${preciseCount} requests one at a time, timed to the microsecond`,
-        `  direct upstream: p50 ${d.p50Us} us, p90 ${d.p90Us} us, p99 ${d.p99Us} us, mean ${d.meanUs} us`,
-        `  Podium:          p50 ${p.p50Us} us, p90 ${p.p90Us} us, p99 ${p.p99Us} us, mean ${p.meanUs} us`,
-        `  added:           p50 +${p.p50Us - d.p50Us} us, mean +${p.meanUs - d.meanUs} us (target: p50 under 1000 us)`,
-        "model-inference: added latency under load (Podium - direct upstream, autocannon, whole ms)",
-        ...addedLatency.map(({ addedMeanMs, addedP50Ms, connections }) =>
-          `  ${String(connections).padStart(3)} connection(s): p50 +${addedP50Ms} ms, mean +${addedMeanMs.toFixed(2)} ms`
-        ),
-        `model-inference: ${succeeded} 2xx answers seen, ${stored.logs} inference logs stored, ${delivered} webhook ` +
-        `deliveries received, ${stored.pending} still in the outbox`
+        `  direct upstream: p50 ${d.p50Us} us, p90 ${d.p90Us} us, p99 ${d.p99Us} us, mean ${d.meanUs} us`
       ]
+      const added: Array<string> = []
+      // logs alone, then logs with the webhook on: each on its own server and database
+      for (const hook of [null, receiverUrl]) {
+        const databaseUrl = await databases.create()
+        const podium = await startBenchPodium(databaseUrl, {
+          ALLOW_PRIVATE_NETWORK_TARGETS: "true",
+          FINE_TUNE_BASE_URL: upstream.url,
+          FINE_TUNE_API_KEY: "sk-bench",
+          WEBHOOK_POLL_INTERVAL_MS: "100"
+        })
+        const deliveredBefore = delivered
+        let timed: Awaited<ReturnType<typeof time>>
+        let scenario: Awaited<ReturnType<typeof prepare>>
+        try {
+          scenario = await prepare(podium, databaseUrl, hook)
+          timed = await time(`model-inference / ${scenario.name}`, podium.url, scenario.target, settings, podium)
+          // the deliveries catch up with the answers once the load stops
+          for (let i = 0; i < 600 && (await counts(databaseUrl)).pending > 0; i++) await settle()
+        } finally {
+          await podium.stop()
+        }
+        const stored = await counts(databaseUrl)
+        const addedLatency = settings.connections.map((connections, i) => ({
+          connections,
+          addedP50Ms: timed.runs[i]!.p50Ms - direct.runs[i]!.p50Ms,
+          addedMeanMs: timed.runs[i]!.meanMs - direct.runs[i]!.meanMs
+        }))
+        const { succeeded, ...podiumMeasured } = timed
+        results.push({ benchmark: "model-inference", scenario: scenario.name, ...podiumMeasured, callsPerRequest: {}, addedLatency } as ScenarioResult)
+        const p = timed.precise
+        notes.push(
+          `  ${scenario.name}: p50 ${p.p50Us} us, p90 ${p.p90Us} us, p99 ${p.p99Us} us, mean ${p.meanUs} us; ` +
+            `added p50 +${p.p50Us - d.p50Us} us, mean +${p.meanUs - d.meanUs} us (target: p50 under 1000 us)`
+        )
+        added.push(
+          `  ${scenario.name}: ` + addedLatency.map(({ addedP50Ms, connections }) => `${connections} conn. p50 +${addedP50Ms} ms`).join(", "),
+          `    ${succeeded} 2xx answers seen, ${stored.logs} inference logs stored, ${delivered - deliveredBefore} webhook ` +
+            `deliveries received, ${stored.pending} still in the outbox`
+        )
+      }
+      notes.push("model-inference: added latency under load (Podium - direct upstream, autocannon, whole ms)", ...added)
       return { results, notes }
     } finally {
       await upstream.close()

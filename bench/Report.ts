@@ -1,7 +1,7 @@
 import { cpus, loadavg, totalmem } from "node:os"
 import type { ScenarioResult, Settings } from "./Benchmark.ts"
 
-const columns = ["benchmark", "scenario", "conns", "req/s", "mean ms", "p50 ms", "p99 ms", "errors", "non-2xx"]
+const columns = ["benchmark", "scenario", "conns", "req/s", "mean ms", "p50 ms", "p99 ms", "loop µs/req", "errors", "non-2xx"]
 const numeric = new Set(columns.slice(2))
 
 const fixed = (value: number, digits: number) => value.toFixed(digits)
@@ -17,6 +17,7 @@ export const table = (results: ReadonlyArray<ScenarioResult>): string => {
       fixed(run.meanMs, 2),
       String(run.p50Ms),
       String(run.p99Ms),
+      run.loopUsPerRequest === null ? "-" : fixed(run.loopUsPerRequest, 0),
       String(run.errors),
       String(run.non2xx)
     ])

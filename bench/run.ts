@@ -2,6 +2,7 @@ import { AuthBench } from "./AuthBench.ts"
 import { type Benchmark, runBenchmark, type ScenarioResult, type Settings } from "./Benchmark.ts"
 import { openDatabases } from "./Databases.ts"
 import { DatasetBench } from "./DatasetBench.ts"
+import { ExportBench } from "./ExportBench.ts"
 import { HealthBench } from "./HealthBench.ts"
 import { HumanBench } from "./HumanBench.ts"
 import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
@@ -21,6 +22,7 @@ const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [
   ModelInferenceBench,
   HumanBench,
   DatasetBench,
+  ExportBench,
   RunBench
 ]
 
