@@ -190,4 +190,24 @@ describe("trace export", () => {
     expect(pages).toBe(20)
     expect(seen.size).toBe(20_000)
   }, 120_000)
+
+  it("a client that leaves in the middle of a page gives its statement's connection back", async () => {
+    const big = (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard({ name: "left" }) }))).leaderboard.id
+    await query(podium.databaseUrl, (sql) =>
+      sql`INSERT INTO traces (id, workspace_id, leaderboard_id, source, input, messages, output, status, created_at)
+          SELECT gen_random_uuid(), l.workspace_id, l.id, 'inference', repeat('x', 2000), '[]', 'ok', 'success', now()
+          FROM leaderboards l, generate_series(1, 3000) AS n WHERE l.id = ${big}`)
+    const url = `${podium.url}/v1/leaderboard/${big}/traces?limit=1000&batch_limit=10`
+    const headers = { authorization: `Bearer ${readerToken}` }
+    // three times the pool's connections, each page left after its first chunk
+    for (let i = 0; i < 30; i++) {
+      const controller = new AbortController()
+      const response = await fetch(url, { headers, signal: AbortSignal.any([controller.signal, AbortSignal.timeout(10_000)]) })
+      expect(response.status).toBe(200)
+      await response.body!.getReader().read()
+      controller.abort()
+    }
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(20_000) })
+    expect((await response.text()).trimEnd().split("\n")).toHaveLength(1000)
+  }, 60_000)
 })

@@ -1,4 +1,4 @@
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Effect, Layer, Option, Schema, Sink, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { TraceReader, type TraceFilter, type TracePosition, Trace } from "@podium/domain/inference"
 import { Timestamp } from "../Rows.ts"
@@ -74,30 +74,47 @@ const layer = Layer.effect(
         ...(from.afterId === null ? [] : [sql`t.id > ${from.afterId}`])
       ])
 
+    /** The id the page ends on when another row follows it (the page's `count` rows from `from`), else null. */
+    const pageEndSql = (filter: TraceFilter, from: TracePosition, count: number) => {
+      const source = matching(filter, true)
+      return source === null ? null : sql`
+        SELECT t.id::text AS id FROM (${source}) AS t (id, leaderboard_id)
+        WHERE ${where(filter, from)} ORDER BY t.id LIMIT 2 OFFSET ${from.offset + count - 1}`
+    }
+
     /**
      * Export lines made by Postgres (`row_to_json` of the wire columns), streamed as the index scan
-     * yields them, and joined here into chunks of `chunkLines` lines handed over as bytes: one
-     * statement for the page, no per-trace decoding, parsing or serialising here, and the page's
-     * first lines leave while Postgres still renders its last ones.
+     * yields them, and joined here into chunks of at most `chunkLines` lines handed over as bytes:
+     * one statement for the page, no per-trace decoding, parsing or serialising here, and the page's
+     * first lines leave while Postgres still renders its last ones. The same statement says where
+     * the next page starts: an uncorrelated subquery, which Postgres runs once before the first row,
+     * and each row carries its answer; it is read from the first row, so the statement is started
+     * (in the caller's scope) before the chunks are handed over.
      */
-    const lines = (filter: TraceFilter, from: TracePosition, limit: number, chunkLines: number): Stream.Stream<Uint8Array> => {
-      const source = matching(filter, false)
-      if (source === null) return Stream.empty
-      return sql<{ line: string }>`
-        SELECT row_to_json(page)::text AS line
-        FROM (
-          SELECT t.id, t.leaderboard_id, t.leaderboard_model_id, t.source, t.run_id, t.input, t.messages, t.output,
-            t.status, t.error, t.latency_ms, t.usage, t.cost_usd, t.token_id,
-            to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-          FROM (${source}) AS t (${sql.literal(traceColumns)})
-          WHERE ${where(filter, from)} ORDER BY t.id LIMIT ${limit} OFFSET ${from.offset}
-        ) AS page
-        ORDER BY page.id`.stream.pipe(
-        Stream.rechunk(Math.max(1, chunkLines)),
-        Stream.mapArray((rows) => [utf8.encode(rows.map((row) => row.line).join("\n") + "\n")] as const),
-        Stream.orDie
-      )
-    }
+    const lines = (filter: TraceFilter, from: TracePosition, limit: number, chunkLines: number) =>
+      Effect.gen(function*() {
+        const source = matching(filter, false)
+        const end = pageEndSql(filter, from, limit)
+        if (source === null || end === null) return { nextCursor: null, chunks: Stream.empty }
+        const rows = sql<{ next: string | null; line: string }>`
+          SELECT (SELECT CASE WHEN count(*) = 2 THEN min(e.id COLLATE "C") END FROM (${end}) AS e) AS next,
+            row_to_json(page)::text AS line
+          FROM (
+            SELECT t.id, t.leaderboard_id, t.leaderboard_model_id, t.source, t.run_id, t.input, t.messages, t.output,
+              t.status, t.error, t.latency_ms, t.usage, t.cost_usd, t.token_id,
+              to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+            FROM (${source}) AS t (${sql.literal(traceColumns)})
+            WHERE ${where(filter, from)} ORDER BY t.id LIMIT ${limit} OFFSET ${from.offset}
+          ) AS page
+          ORDER BY page.id`.stream.pipe(Stream.orDie)
+        const [first, rest] = yield* Stream.peel(rows, Sink.head())
+        if (Option.isNone(first)) return { nextCursor: null, chunks: Stream.empty }
+        const chunks = Stream.concat(Stream.make(first.value), rest).pipe(
+          Stream.rechunk(Math.max(1, chunkLines)),
+          Stream.mapArray((chunk) => [utf8.encode(chunk.map((row) => row.line).join("\n") + "\n")] as const)
+        )
+        return { nextCursor: first.value.next, chunks }
+      })
 
     return TraceReader.of({
       lines,
@@ -115,11 +132,9 @@ const layer = Layer.effect(
         )
       },
       pageEnd: (filter, from, count) => {
-        const source = matching(filter, true)
-        return source === null ? Effect.succeed(null) : sql<{ id: string }>`
-          SELECT t.id::text AS id FROM (${source}) AS t (id, leaderboard_id)
-          WHERE ${where(filter, from)} ORDER BY t.id LIMIT 2 OFFSET ${from.offset + count - 1}`.pipe(
-          Effect.map((rows) => rows.length === 2 ? rows[0]!.id : null),
+        const end = pageEndSql(filter, from, count)
+        return end === null ? Effect.succeed(null) : end.pipe(
+          Effect.map((rows) => rows.length === 2 ? String(rows[0]!["id"]) : null),
           Effect.orDie
         )
       }

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option, Stream } from "effect"
+import { Context, Effect, Layer, Option, type Scope, Stream } from "effect"
 import type { NotFound } from "../shared/index.ts"
 import { type LeaderboardId, Leaderboards } from "../leaderboards/index.ts"
 import type { Principal } from "../access/index.ts"
@@ -18,7 +18,7 @@ export interface ExportQuery {
   readonly runId?: string | undefined
 }
 
-/** A page as JSON lines, read by one statement, in chunks of `batchLimit` lines. */
+/** A page as JSON lines, read by one statement, in chunks of at most `batchLimit` lines. */
 export interface ExportLines {
   readonly chunks: Stream.Stream<Uint8Array>
   readonly nextCursor: string | null
@@ -43,12 +43,15 @@ export class TraceExport extends Context.Service<TraceExport, {
     leaderboardId: LeaderboardId,
     query: ExportQuery
   ) => Effect.Effect<ExportPage, NotFound>
-  /** The same page as export lines (see TraceReader.lines), for the JSONL formats. */
+  /**
+   * The same page as export lines (see TraceReader.lines), for the JSONL formats: its statement
+   * starts in `Scope`, which must stay open until the chunks are read (a request's scope does).
+   */
   readonly lines: (
     principal: Principal,
     leaderboardId: LeaderboardId,
     query: ExportQuery
-  ) => Effect.Effect<ExportLines, NotFound>
+  ) => Effect.Effect<ExportLines, NotFound, Scope.Scope>
 }>()("@podium/domain/inference/TraceExport") {
   static readonly layer = Layer.effect(
     TraceExport,
@@ -87,15 +90,11 @@ export class TraceExport extends Context.Service<TraceExport, {
         leaderboardId: LeaderboardId,
         query: ExportQuery
       ) {
+        // the access check reads the instance's copy of the leaderboard: no round trip before the page's
+        yield* leaderboards.serving(principal, leaderboardId)
         const filter = { leaderboardId, source: query.source, runId: query.runId }
         const start = { afterId: query.cursor ?? null, offset: query.offset }
-        // the access check reads the instance's copy of the leaderboard; the page's end is read meanwhile
-        const [, nextCursor] = yield* Effect.all([
-          leaderboards.serving(principal, leaderboardId),
-          reader.pageEnd(filter, start, query.limit)
-        ], { concurrency: 2 })
-        const chunks = reader.lines(filter, start, query.limit, query.batchLimit)
-        return { chunks, nextCursor }
+        return yield* reader.lines(filter, start, query.limit, query.batchLimit)
       })
 
       return TraceExport.of({ page, lines })

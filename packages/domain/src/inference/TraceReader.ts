@@ -1,4 +1,4 @@
-import { Context, type Effect, type Stream } from "effect"
+import { Context, type Effect, type Scope, type Stream } from "effect"
 import type { Trace, TraceSource } from "./Trace.ts"
 
 export interface TraceFilter {
@@ -18,11 +18,18 @@ export class TraceReader extends Context.Service<TraceReader, {
   /** Up to `size` traces from `from`: one database round trip. */
   readonly batch: (filter: TraceFilter, from: TracePosition, size: number) => Effect.Effect<ReadonlyArray<Trace>>
   /**
-   * Up to `limit` traces from `from` as export lines, in chunks of `chunkLines` lines: each
+   * Up to `limit` traces from `from` as export lines, in chunks of at most `chunkLines` lines: each
    * `exportedTrace` as JSON and a newline, UTF-8 (the JSON may differ from JSON.stringify's in
-   * spacing and number notation, not in value). One statement, streamed: a few chunks held at a time.
+   * spacing and number notation, not in value), and where the next page starts (`pageEnd` of the
+   * same page). One statement, streamed: it starts in `Scope`, which must stay open until the
+   * chunks are read, and a few chunks are held at a time.
    */
-  readonly lines: (filter: TraceFilter, from: TracePosition, limit: number, chunkLines: number) => Stream.Stream<Uint8Array>
+  readonly lines: (
+    filter: TraceFilter,
+    from: TracePosition,
+    limit: number,
+    chunkLines: number
+  ) => Effect.Effect<{ readonly nextCursor: string | null; readonly chunks: Stream.Stream<Uint8Array> }, never, Scope.Scope>
   /** The id of the `count`-th trace from `from` when at least one more follows it, else null. */
   readonly pageEnd: (filter: TraceFilter, from: TracePosition, count: number) => Effect.Effect<string | null>
 }>()("@podium/domain/inference/TraceReader") {}
