@@ -1,7 +1,7 @@
 import { NodeCrypto, NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Duration, Effect, Layer, Logger, Option, Redacted, References } from "effect"
+import { Cause, Context, Duration, Effect, Layer, Logger, Option, Redacted, References, Tracer } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -389,7 +389,15 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
     ),
     Layer.provideMerge(server)
   )
-  return Layer.mergeAll(http, jobs).pipe(Layer.provide(services))
+  return Layer.mergeAll(http, jobs).pipe(Layer.provide(services), Layer.provide(layerSpans))
 }
+
+/**
+ * Spans are recorded only for a tracer someone installed (tests and benchmarks count calls with
+ * one). Without, Effect's native tracer would build every span for nobody — it has no backend,
+ * as Effect's HTTP server also assumes — so span registration is turned off.
+ */
+export const layerSpans = Layer.unwrap(Effect.map(Effect.service(Tracer.Tracer), (tracer) =>
+  tracer === Tracer.nativeTracer ? Layer.succeed(References.TracerEnabled, false) : Layer.empty))
 
 export const layerApp = (config: PodiumConfig) => makeApp(config, { port: config.port, host: config.host })
