@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option, type Scope, Stream } from "effect"
 import type { NotFound } from "../shared/index.ts"
 import { type LeaderboardId, Leaderboards } from "../leaderboards/index.ts"
 import type { Principal } from "../access/index.ts"
-import { TraceReader } from "./TraceReader.ts"
+import { type TraceFilter, type TracePosition, TraceReader } from "./TraceReader.ts"
 import type { Trace, TraceSource } from "./Trace.ts"
 
 export interface ExportQuery {
@@ -30,6 +30,12 @@ export interface ExportPage {
   /** Where the next page starts (the id of this page's last row), or null when this page ends the export. */
   readonly nextCursor: string | null
 }
+
+/** What a page reads, and from where. */
+const readOf = (leaderboardId: LeaderboardId, query: ExportQuery): { filter: TraceFilter; start: TracePosition } => ({
+  filter: { leaderboardId, source: query.source, runId: query.runId },
+  start: { afterId: query.cursor ?? null, offset: query.offset }
+})
 
 /**
  * Trace export: matching traces in creation (id) order, a page of at most `limit` rows after
@@ -65,8 +71,7 @@ export class TraceExport extends Context.Service<TraceExport, {
         query: ExportQuery
       ) {
         yield* leaderboards.get(principal, leaderboardId)
-        const filter = { leaderboardId, source: query.source, runId: query.runId }
-        const start = { afterId: query.cursor ?? null, offset: query.offset }
+        const { filter, start } = readOf(leaderboardId, query)
         // the id the page ends on, when another row follows it
         const nextCursor = yield* reader.pageEnd(filter, start, query.limit)
         const batches = Stream.paginate(
@@ -92,8 +97,7 @@ export class TraceExport extends Context.Service<TraceExport, {
       ) {
         // the access check reads the instance's copy of the leaderboard: no round trip before the page's
         yield* leaderboards.serving(principal, leaderboardId)
-        const filter = { leaderboardId, source: query.source, runId: query.runId }
-        const start = { afterId: query.cursor ?? null, offset: query.offset }
+        const { filter, start } = readOf(leaderboardId, query)
         return yield* reader.lines(filter, start, query.limit, query.batchLimit)
       })
 
