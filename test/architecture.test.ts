@@ -51,7 +51,7 @@ const stringValue = (node: unknown): string | undefined => {
 
 /** The module each import names: static imports and re-exports (type-only too), `import(...)`, `typeof import(...)`, `require(...)`. */
 export const importSites = (fileName: string, source: string): Array<ImportSite> => {
-  const parsed = parseSync(fileName, source, { lang: "ts", sourceType: "module" })
+  const parsed = parseSync(fileName, source, { lang: fileName.endsWith(".tsx") ? "tsx" : "ts", sourceType: "module" })
   if (parsed.errors.length > 0) {
     throw new Error(`cannot parse ${fileName}: ${parsed.errors.map((e) => e.message).join("; ")}`)
   }
@@ -193,6 +193,25 @@ export const contractRule: Rule = (specifier, file) => {
     : "the contract imports only the contract (and the domain), not handlers"
 }
 
+const webAppSrc = join(packagesDir, "web", "src", "app")
+
+/**
+ * The browser app runs in the reader's browser: it imports preact, effect, the HTTP contract (the
+ * typed client's source) and domain entries, and nothing of Node or of the server's adapters.
+ */
+export const webAppRule: Rule = (specifier, file) => {
+  if (isRelative(specifier)) {
+    return isInside(webAppSrc, resolve(dirname(file), specifier)) ? undefined : "the app imports only its own files"
+  }
+  if (specifier === "preact" || specifier.startsWith("preact/") || specifier === "effect" || specifier.startsWith("effect/")) {
+    return undefined
+  }
+  const contract = /^@podium\/adapters-http\/(api\/[A-Za-z]+|[a-z]+\/[A-Za-z]+Api)$/.test(specifier)
+  if (contract) return undefined
+  if (specifier.startsWith("@podium/domain")) return domainEntryRule(specifier, file)
+  return "the app imports preact, effect, the HTTP contract and domain entries only"
+}
+
 const sourceExtension = /\.(ts|mts|cts|tsx|js|mjs|cjs)$/
 
 const sourceFiles = (dir: string): Array<string> =>
@@ -240,6 +259,12 @@ describe("import boundaries", () => {
     expect(violations, format(violations)).toEqual([])
   })
 
+  it("the browser app imports only what runs in a browser: preact, effect, the contract, domain entries", () => {
+    expect(sourceFiles(webAppSrc).length).toBeGreaterThan(3)
+    const violations = checkDir(webAppSrc, webAppRule)
+    expect(violations, format(violations)).toEqual([])
+  })
+
   it("adapters import neither the server nor another adapter", () => {
     expect(adapterDirs.length).toBeGreaterThan(0)
     const violations = adapterDirs.flatMap((dir) => checkPackage(dir, adapterRule))
@@ -251,6 +276,31 @@ describe("the import checker", () => {
   const domainFile = join(packagesDir, "domain", "src", "ports", "Sample.ts")
   const httpFile = join(packagesDir, "adapters-http", "src", "handlers", "Sample.ts")
   const specifiers = (file: string, source: string, rule: Rule) => check(file, source, rule).map((v) => v.specifier)
+
+  it("flags Node, handlers and the server in the browser app", () => {
+    const appFile = join(packagesDir, "web", "src", "app", "Sample.tsx")
+    const source = `
+      import { render } from "preact"
+      import { useState } from "preact/hooks"
+      import { Effect } from "effect"
+      import { HttpApiClient } from "effect/http-api"
+      import { Api } from "@podium/adapters-http/api/Api"
+      import { HumanApi } from "@podium/adapters-http/human/HumanApi"
+      import type { CaseId } from "@podium/domain/human"
+      import { Field } from "./ui.tsx"
+      import { readFile } from "node:fs/promises"
+      import { HumanHttp } from "@podium/adapters-http/human/HumanHttp"
+      import { Assets } from "../Assets.ts"
+      import { App } from "@podium/server/App"
+      const el = <p>{String(render)}</p>
+    `
+    expect(specifiers(appFile, source, webAppRule)).toEqual([
+      "node:fs/promises",
+      "@podium/adapters-http/human/HumanHttp",
+      "../Assets.ts",
+      "@podium/server/App"
+    ])
+  })
 
   it("flags node and @effect imports in the domain", () => {
     const source = [

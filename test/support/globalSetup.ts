@@ -1,5 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
+import { writeAssets } from "@podium/web/Assets"
 import { Effect, ManagedRuntime, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { randomBytes } from "node:crypto"
@@ -20,9 +21,12 @@ declare module "vitest" {
 /**
  * One PostgreSQL server for the whole run: the one `DATABASE_URL` points at (CI), or else an
  * embedded one in a temporary directory. Test files create their own databases on it
- * (test/support/database.ts); this removes them, or the whole embedded server, at the end.
+ * (test/support/database.ts); this removes them, or the whole embedded server, at the end. It also
+ * builds the web app first.
  */
 export default async function setup(project: TestProject) {
+  // the web app as the sources say now, so no test meets a build older than its checkout
+  await writeAssets()
   const prefix = `podium_test_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
   project.provide("podiumTestDatabasePrefix", prefix)
 

@@ -6,6 +6,7 @@ import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { resolve } from "node:path"
+import { layerWebApp, webAppPaths } from "./WebApp.ts"
 import { Api } from "@podium/adapters-http/api/Api"
 import { SessionVerifierJose } from "@podium/adapters-http/auth/SessionVerifierJose"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
@@ -294,9 +295,9 @@ export const layerServices = (config: PodiumConfig) =>
     return useCases.pipe(Layer.provideMerge(adapters))
   }))
 
-export const docsPaths = ["/openapi.json", "/docs"]
+export const docsPaths = ["/openapi.json", "/docs", ...webAppPaths]
 
-/** The HTTP routes: the API, its OpenAPI document and the Scalar reference. */
+/** The HTTP routes: the API, its OpenAPI document, the Scalar reference and the web app. */
 export const layerRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide([
@@ -318,6 +319,7 @@ export const layerRoutes = Layer.mergeAll(
     Layer.provide(layerAuthentication)
   ),
   HttpApiScalar.layer(Api, { path: "/docs" }),
+  layerWebApp,
   RequestPipeline(Api, docsPaths)
 )
 

@@ -1,0 +1,62 @@
+import { render } from "preact"
+import { useEffect, useState } from "preact/hooks"
+import type { Caller } from "./Client.ts"
+import { CasePage } from "./Case.tsx"
+import { HumanPage } from "./Human.tsx"
+import { LeaderboardPage, LeaderboardsPage } from "./Leaderboards.tsx"
+import { SignIn } from "./SignIn.tsx"
+import { TokensPage } from "./Tokens.tsx"
+
+/** The route is the hash (`#/leaderboards/<id>/human`): the server serves one page for all of them. */
+const routeOf = (hash: string): ReadonlyArray<string> => hash.replace(/^#\/?/, "").split("/").filter((s) => s !== "")
+
+const useRoute = () => {
+  const [route, setRoute] = useState(routeOf(location.hash))
+  useEffect(() => {
+    const changed = () => setRoute(routeOf(location.hash))
+    addEventListener("hashchange", changed)
+    return () => removeEventListener("hashchange", changed)
+  }, [])
+  return route
+}
+
+const View = ({ route, call }: { readonly route: ReadonlyArray<string>; readonly call: Caller }) => {
+  const [section, id, sub, caseId] = route
+  if (section === "tokens") return <TokensPage call={call} />
+  if (section === "leaderboards" && id !== undefined) {
+    if (sub === "human" && caseId !== undefined) return <CasePage call={call} leaderboardId={id} caseId={caseId} />
+    if (sub === "human") return <HumanPage call={call} leaderboardId={id} />
+    return <LeaderboardPage call={call} leaderboardId={id} />
+  }
+  return <LeaderboardsPage call={call} />
+}
+
+const App = () => {
+  const [call, setCall] = useState<Caller | undefined>(undefined)
+  const route = useRoute()
+  // An invite link (`/?invite_id=…`) is accepted by the first signed-in request with the invited
+  // address; the id only tells the sign-in page to say so.
+  const invited = new URLSearchParams(location.search).get("invite_id") !== null
+  if (call === undefined) {
+    return <SignIn invited={invited} onSignedIn={(signedIn) => setCall(() => signedIn)} />
+  }
+  const [section] = route
+  const current = (name: string) => (section ?? "leaderboards") === name ? "page" : undefined
+  return (
+    <>
+      <header class="top">
+        <a class="brand" href="#/leaderboards">Podium</a>
+        <nav aria-label="Main">
+          <a href="#/leaderboards" aria-current={current("leaderboards")}>Leaderboards</a>
+          <a href="#/tokens" aria-current={current("tokens")}>API tokens</a>
+        </nav>
+        <button type="button" class="link" onClick={() => setCall(undefined)}>Sign out</button>
+      </header>
+      <main>
+        <View route={route} call={call} />
+      </main>
+    </>
+  )
+}
+
+render(<App />, document.getElementById("app")!)

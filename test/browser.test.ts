@@ -1,0 +1,173 @@
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
+import { expectAccessible, launchBrowser, newPage, screenshot } from "./support/Browser.ts"
+import { type Podium, session, startPodium } from "./support/Podium.ts"
+
+/**
+ * The web app in real Chromium against the whole service: what a reviewer and a leaderboard owner
+ * do, through the page only (role-based selectors: every control has an accessible name).
+ */
+
+let fake: OpenAiFake
+let podium: Podium
+let browser: Browser
+
+beforeAll(async () => {
+  ;[fake, podium, browser] = await Promise.all([startOpenAiFake(), startPodium(), launchBrowser()])
+})
+afterAll(async () => {
+  await browser?.close()
+  await podium?.stop()
+  await fake?.close()
+})
+
+/** A new page signed in as `subject` through the sign-in form. */
+const signIn = async (subject: string, viewport = { width: 1280, height: 900 }): Promise<Page> => {
+  const page = await newPage(browser, viewport)
+  await page.goto(podium.url)
+  await page.getByLabel("Session token").fill(await session(subject))
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.getByRole("heading", { name: "Leaderboards", level: 1 }).waitFor()
+  return page
+}
+
+describe("the web app", () => {
+  it("serves one page at / that loads its script and stylesheet, under 300 kB of JavaScript gzipped", async () => {
+    const page = await newPage(browser)
+    const scripts: Array<number> = []
+    page.on("response", (response) => {
+      if (response.url().endsWith(".js")) void response.body().then((b) => scripts.push(b.length))
+    })
+    const answer = await page.goto(`${podium.url}/?invite_id=00000000-0000-4000-8000-000000000000`)
+    expect(answer?.status()).toBe(200)
+    expect(answer?.headers()["content-security-policy"]).toContain("script-src 'self'")
+    await expect.poll(() => page.getByRole("heading", { name: "Sign in to Podium" }).count()).toBe(1)
+    await expect.poll(() => page.getByText("You were invited to a workspace").count()).toBe(1)
+    await screenshot(page, "sign-in")
+    await expectAccessible(page, "the sign-in page")
+
+    const gzipped = await podium.request("GET", "/", { headers: { "accept-encoding": "identity" } })
+    const script = /src="(\/assets\/app-[0-9a-f]+\.js)"/.exec(gzipped.text)?.[1]
+    expect(script).toBeDefined()
+    const asset = await fetch(`${podium.url}${script}`)
+    expect(asset.headers.get("cache-control")).toContain("immutable")
+    const bytes = new Uint8Array(await asset.arrayBuffer())
+    const { gzipSync } = await import("node:zlib")
+    expect(gzipSync(bytes).length).toBeLessThan(300_000)
+    await page.context().close()
+  })
+
+  it("refuses a session token the server does not accept, and says so", async () => {
+    const page = await newPage(browser)
+    await page.goto(podium.url)
+    await page.getByLabel("Session token").fill("not-a-session")
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/./)
+    expect(await page.getByRole("heading", { name: "Leaderboards" }).count()).toBe(0)
+    await page.context().close()
+  })
+
+  it("takes an owner from a new leaderboard through blind review to the reveal and the ranking", async () => {
+    const page = await signIn("browser-owner")
+    await screenshot(page, "leaderboards")
+    await expectAccessible(page, "the leaderboards page")
+
+    await page.getByLabel("Name", { exact: true }).fill("Support answers")
+    await page.getByLabel("Evaluation").selectOption("human")
+    await page.getByLabel("System prompt").fill("Answer in one sentence.")
+    await page.getByRole("button", { name: "Create leaderboard" }).click()
+    await page.getByRole("heading", { name: "Support answers", level: 1 }).waitFor()
+
+    for (const name of ["secret-alpha", "secret-beta"]) {
+      await page.getByLabel("Candidate name").fill(name)
+      await page.getByLabel("Endpoint URL").fill(`${fake.url}/${name}`)
+      await page.getByRole("button", { name: "Add candidate" }).click()
+      await page.getByRole("cell", { name, exact: true }).waitFor()
+    }
+    await screenshot(page, "leaderboard")
+    await expectAccessible(page, "the leaderboard page")
+
+    await page.getByRole("link", { name: "Human evaluation" }).click()
+    await page.getByRole("heading", { name: "Human evaluation", level: 1 }).waitFor()
+    await page.getByLabel("Input").fill("How do I reset my password?")
+    await page.getByRole("button", { name: "Create case" }).click()
+    await page.getByRole("heading", { name: "Case · blind review" }).waitFor()
+    await expectAccessible(page, "a new case")
+
+    await page.getByRole("button", { name: "Generate responses" }).click()
+    await page.getByRole("heading", { name: /^Response B/ }).waitFor()
+    expect(fake.seen.filter((s) => s.path.endsWith("/chat/completions"))).toHaveLength(2)
+    // blind: nothing on the page says which candidate gave which answer
+    const blind = await page.locator("main").innerText()
+    expect(blind).not.toContain("secret-alpha")
+    expect(blind).not.toContain("secret-beta")
+    expect(blind).toContain("echo: How do I reset my password?")
+    await screenshot(page, "case-blind")
+    await expectAccessible(page, "a case under blind review")
+
+    // verdicts by keyboard: c for the selected response (A), which moves on to B, then i
+    await page.locator("body").click({ position: { x: 5, y: 5 } })
+    await page.keyboard.press("c")
+    await page.keyboard.press("i")
+    expect(await page.getByRole("group", { name: "Verdict for response A" }).getByLabel("Correct", { exact: true }).isChecked()).toBe(true)
+    expect(await page.getByRole("group", { name: "Verdict for response B" }).getByLabel("Incorrect", { exact: true }).isChecked()).toBe(true)
+    await page.getByLabel("Reference answer").fill("Use the reset link on the sign-in page.")
+    await page.getByRole("button", { name: "Save draft" }).click()
+    await page.getByRole("status").filter({ hasText: "Draft saved." }).waitFor()
+    // the draft still hides the candidates
+    expect(await page.locator("main").innerText()).not.toContain("secret-alpha")
+
+    await page.getByRole("button", { name: "Confirm review" }).click()
+    await page.getByRole("heading", { name: "Case · revealed" }).waitFor()
+    const revealed = await page.locator("main").innerText()
+    expect(revealed).toContain("secret-alpha")
+    expect(revealed).toContain("secret-beta")
+    await screenshot(page, "case-revealed")
+    await expectAccessible(page, "a revealed case")
+
+    // the winner is the one judged correct
+    const correct = (await page.getByRole("heading", { name: /^Response A/ }).innerText()).match(/secret-\w+/)?.[0]
+    await page.getByRole("link", { name: "All cases" }).click()
+    await page.getByRole("table", { name: "Ranking" }).waitFor()
+    const first = page.getByRole("table", { name: "Ranking" }).getByRole("row").nth(1)
+    expect(await first.innerText()).toContain(correct!)
+    expect(await first.innerText()).toContain("1 of 1")
+    expect(await page.getByRole("img", { name: /Human review scores/ }).count()).toBe(1)
+    await screenshot(page, "human-summary")
+    await expectAccessible(page, "the human evaluation summary")
+
+    await page.setViewportSize({ width: 390, height: 844 })
+    await screenshot(page, "human-summary-phone")
+    await expectAccessible(page, "the human evaluation summary on a phone")
+    await page.context().close()
+  })
+
+  it("creates an API token whose secret is shown once and works, and revokes it", async () => {
+    const page = await signIn("browser-tokens")
+    await page.getByRole("link", { name: "API tokens" }).click()
+    await page.getByRole("heading", { name: "API tokens", level: 1 }).waitFor()
+    await page.getByLabel("Token name").fill("ci deploys")
+    await page.getByRole("button", { name: "Create token" }).click()
+    const secretField = page.getByLabel("Token secret")
+    await secretField.waitFor()
+    const secret = await secretField.inputValue()
+    expect(secret.length).toBeGreaterThan(20)
+    await page.getByRole("cell", { name: "ci deploys", exact: true }).waitFor()
+    await screenshot(page, "tokens")
+    await expectAccessible(page, "the API tokens page")
+
+    expect((await podium.request("GET", "/api/leaderboards", { token: secret })).status).toBe(200)
+    // the list never shows the secret, and leaving the page forgets it
+    expect(await page.getByRole("table", { name: "API tokens" }).innerText()).not.toContain(secret)
+    await page.getByRole("link", { name: "Leaderboards" }).click()
+    await page.getByRole("link", { name: "API tokens" }).click()
+    await page.getByRole("cell", { name: "ci deploys", exact: true }).waitFor()
+    expect(await page.getByLabel("Token secret").count()).toBe(0)
+
+    await page.getByRole("button", { name: "Revoke ci deploys" }).click()
+    await expect.poll(() => page.getByRole("button", { name: "Revoke ci deploys" }).count()).toBe(0)
+    expect((await podium.request("GET", "/api/leaderboards", { token: secret })).status).toBe(401)
+    await page.context().close()
+  })
+})

@@ -1,0 +1,46 @@
+import AxeBuilder from "@axe-core/playwright"
+import chromium from "@sparticuz/chromium"
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { type Browser, chromium as playwright, type Page } from "playwright-core"
+import { expect } from "vitest"
+
+/**
+ * Real Chromium for browser tests: the build the `@sparticuz/chromium` package ships (unpacked on
+ * first use; nothing is downloaded), driven by playwright-core. The flags keep it off the network
+ * this machine does not have.
+ */
+export const launchBrowser = async (): Promise<Browser> =>
+  playwright.launch({
+    executablePath: await chromium.executablePath(),
+    // the package's flags are for one-shot serverless runs; one process per browser is not what a test wants
+    args: [
+      ...chromium.args.filter((flag) => flag !== "--single-process" && flag !== "--no-zygote"),
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run"
+    ],
+    headless: true
+  })
+
+/** A page in a context of its own (axe opens a second page in the same context to finish its run). */
+export const newPage = async (browser: Browser, viewport = { width: 1280, height: 900 }): Promise<Page> =>
+  (await browser.newContext({ viewport })).newPage()
+
+export const screenshotsDir = join(import.meta.dirname, "..", "..", "test-results")
+
+/** A full-page screenshot in `test-results/<name>.png`, for people to look at. */
+export const screenshot = async (page: Page, name: string) => {
+  mkdirSync(screenshotsDir, { recursive: true })
+  await page.screenshot({ path: join(screenshotsDir, `${name}.png`), fullPage: true })
+}
+
+/** axe-core on the page as it is: no serious or critical violation (WCAG 2 A and AA rules, and best practice). */
+export const expectAccessible = async (page: Page, where: string) => {
+  const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]).analyze()
+  const serious = violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)
+  expect(serious, `accessibility of ${where}`).toEqual([])
+}
