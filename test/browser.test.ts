@@ -1,5 +1,6 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
 import { expectAccessible, launchBrowser, newPage, screenshot } from "./support/Browser.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
@@ -10,16 +11,23 @@ import { type Podium, session, startPodium } from "./support/Podium.ts"
  */
 
 let fake: OpenAiFake
+let models: ModelFake
 let podium: Podium
 let browser: Browser
 
+/** Ten questions q1 … q10 whose references are a1 … a10. */
+const questions = Array.from({ length: 10 }, (_, i) => ({ input: `q${i + 1}`, expected: `a${i + 1}` }))
+
 beforeAll(async () => {
-  ;[fake, podium, browser] = await Promise.all([startOpenAiFake(), startPodium(), launchBrowser()])
+  ;[fake, models, podium, browser] = await Promise.all([startOpenAiFake(), startModelFake(), startPodium(), launchBrowser()])
+  models.models["right"] = (q) => q.replace(/^q/, "a")
+  models.models["partly"] = (q) => Number(q.slice(1)) <= 6 ? q.replace(/^q/, "a") : "no idea"
+  models.files["/data.jsonl"] = { contentType: "application/jsonl", body: questions.map((r) => JSON.stringify(r)).join("\n") }
 })
 afterAll(async () => {
   await browser?.close()
   await podium?.stop()
-  await fake?.close()
+  await Promise.all([fake?.close(), models?.close()])
 })
 
 /** A new page signed in as `subject` through the sign-in form. */
@@ -168,6 +176,55 @@ describe("the web app", () => {
     await page.getByRole("button", { name: "Revoke ci deploys" }).click()
     await expect.poll(() => page.getByRole("button", { name: "Revoke ci deploys" }).count()).toBe(0)
     expect((await podium.request("GET", "/api/leaderboards", { token: secret })).status).toBe(401)
+    await page.context().close()
+  })
+
+  it("runs a leaderboard and shows the run's progress, then its ranking, chart and rows", async () => {
+    const page = await signIn("browser-runs")
+    await page.getByLabel("Name", { exact: true }).fill("Exact answers")
+    await page.getByLabel("Evaluation").selectOption("exact")
+    await page.getByLabel("Dataset URL").fill(`${models.url}/data.jsonl`)
+    await page.getByRole("button", { name: "Create leaderboard" }).click()
+    await page.getByRole("heading", { name: "Exact answers", level: 1 }).waitFor()
+    for (const name of ["right", "partly"]) {
+      await page.getByLabel("Candidate name").fill(name)
+      await page.getByLabel("Endpoint URL").fill(`${models.url}/v1`)
+      await page.getByLabel("Model name").fill(name)
+      await page.getByRole("button", { name: "Add candidate" }).click()
+      await page.getByRole("button", { name: `Remove ${name}` }).waitFor()
+    }
+
+    // settings: a schedule and a new system prompt, saved and shown again
+    await page.getByText("Settings", { exact: true }).click()
+    await page.getByLabel("Run schedule (cron)").fill("0 6 * * 1")
+    await page.getByLabel("Time zone").fill("Europe/Paris")
+    await page.getByLabel("System prompt").fill("Answer with the code only.")
+    await page.getByRole("button", { name: "Save settings" }).click()
+    await page.getByText("Next scheduled run:").waitFor()
+    await expectAccessible(page, "a leaderboard with its settings open")
+
+    models.delayMs = 150
+    await page.getByRole("button", { name: "Start a run" }).click()
+    await page.getByRole("heading", { name: /^Run · (queued|running)$/ }).waitFor()
+    const progress = page.getByRole("progressbar", { name: "Run progress" })
+    // queued, the run does not know its cells yet; once running, 10 rows × 2 candidates
+    await expect.poll(() => progress.getAttribute("max"), { timeout: 10_000 }).toBe("20")
+    await screenshot(page, "run-progress")
+    await page.getByRole("heading", { name: "Run · succeeded" }).waitFor({ timeout: 20_000 })
+    models.delayMs = 0
+    expect(await progress.getAttribute("value")).toBe("20")
+
+    const results = page.getByRole("table", { name: "Run results" })
+    expect(await results.getByRole("row").nth(1).innerText()).toMatch(/1 \(winner\)\s+right\s+100\.0%/)
+    expect(await results.getByRole("row").nth(2).innerText()).toMatch(/2\s+partly\s+60\.0%/)
+    expect(await page.getByRole("img", { name: /Run scores: right: 100\.0%/ }).count()).toBe(1)
+    expect(await page.getByRole("table", { name: "Answers per row" }).getByRole("row").count()).toBe(11)
+    await screenshot(page, "run-results")
+    await expectAccessible(page, "a finished run")
+
+    await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
+    await page.getByRole("table", { name: "Runs" }).getByText("succeeded").waitFor()
+    expect(await page.getByLabel("System prompt").inputValue()).toBe("Answer with the code only.")
     await page.context().close()
   })
 })

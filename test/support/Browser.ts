@@ -25,8 +25,12 @@ export const launchBrowser = async (): Promise<Browser> =>
   })
 
 /** A page in a context of its own (axe opens a second page in the same context to finish its run). */
-export const newPage = async (browser: Browser, viewport = { width: 1280, height: 900 }): Promise<Page> =>
-  (await browser.newContext({ viewport })).newPage()
+export const newPage = async (browser: Browser, viewport = { width: 1280, height: 900 }): Promise<Page> => {
+  const context = await browser.newContext({ viewport })
+  // a step that cannot happen fails with its own name, well before the test's time-out
+  context.setDefaultTimeout(10_000)
+  return context.newPage()
+}
 
 export const screenshotsDir = join(import.meta.dirname, "..", "..", "test-results")
 

@@ -1,6 +1,8 @@
 import type { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
 import { useState } from "preact/hooks"
+import type { ChallengeView, LeaderboardView } from "@podium/adapters-http/leaderboards/LeaderboardsApi"
 import type { Caller } from "./Client.ts"
+import { RunsSection } from "./Runs.tsx"
 import { Alert, Table, Field, formatDate, Loading, Page, useAction, useLoad } from "./ui.tsx"
 
 type EvalType = "exact" | "judge" | "human"
@@ -10,19 +12,41 @@ const evalTypes: ReadonlyArray<readonly [EvalType, string]> = [
   ["human", "Human review"]
 ]
 
+interface Judge {
+  readonly provider: "router" | "hub"
+  readonly model: string
+}
+
+const JudgeFields = ({ judge, onChange }: { readonly judge: Judge; readonly onChange: (judge: Judge) => void }) => (
+  <div class="row">
+    <Field label="Judge provider">
+      <select value={judge.provider} onChange={(e) => onChange({ ...judge, provider: e.currentTarget.value as Judge["provider"] })}>
+        <option value="router">Router</option>
+        <option value="hub">Hub</option>
+      </select>
+    </Field>
+    <Field label="Judge model" hint="The model that decides whether an answer matches the reference.">
+      <input value={judge.model} onInput={(e) => onChange({ ...judge, model: e.currentTarget.value })} required />
+    </Field>
+  </div>
+)
+
 export const LeaderboardsPage = ({ call }: { readonly call: Caller }) => {
   const list = useLoad(() => call((c) => c.leaderboards.list({ query: { limit: 100 } })), [])
   const [name, setName] = useState("")
   const [evalType, setEvalType] = useState<EvalType>("human")
   const [systemPrompt, setSystemPrompt] = useState("")
+  const [datasetUrl, setDatasetUrl] = useState("")
+  const [judge, setJudge] = useState<Judge>({ provider: "router", model: "" })
   const create = useAction(async () => {
     const created = await call((c) =>
       c.leaderboards.create({
         payload: {
           name: name.trim(),
           eval_type: evalType,
-          dataset_type: "PUSH",
-          ...(systemPrompt.trim() === "" ? {} : { system_prompt: systemPrompt })
+          ...(datasetUrl.trim() === "" ? { dataset_type: "PUSH" } : { dataset_type: "GET", dataset_url: datasetUrl.trim() }),
+          ...(systemPrompt.trim() === "" ? {} : { system_prompt: systemPrompt }),
+          ...(evalType === "judge" ? { judge_provider: judge.provider, judge_model: judge.model.trim() } : {})
         }
       })
     )
@@ -63,6 +87,12 @@ export const LeaderboardsPage = ({ call }: { readonly call: Caller }) => {
             {evalTypes.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
           </select>
         </Field>
+        {evalType === "judge" ? <JudgeFields judge={judge} onChange={setJudge} /> : null}
+        {evalType === "human" ? null : (
+          <Field label="Dataset URL" hint="A JSONL, CSV or JSON file of rows with an input and a reference, or a hub dataset; empty: rows pushed to Podium.">
+            <input type="url" value={datasetUrl} onInput={(e) => setDatasetUrl(e.currentTarget.value)} />
+          </Field>
+        )}
         <Field label="System prompt" hint="What every candidate is told before the input.">
           <textarea rows={3} value={systemPrompt} onInput={(e) => setSystemPrompt(e.currentTarget.value)} />
         </Field>
@@ -143,9 +173,95 @@ const AddCandidate = ({ call, leaderboardId, onAdded }: {
   )
 }
 
+
+/** Prompts, evaluation, judge and schedule: PATCHed together; the schedule's cron empty means none. */
+const Settings = ({ call, leaderboard, challenge, onSaved, open, onToggle }: {
+  readonly call: Caller
+  /** Open or closed as the reader left it, across the reload after a save. */
+  readonly open: boolean
+  readonly onToggle: (open: boolean) => void
+  readonly leaderboard: typeof LeaderboardView.Type
+  readonly challenge: typeof ChallengeView.Type
+  readonly onSaved: () => void
+}) => {
+  const schedule = leaderboard.schedule as { readonly cron?: unknown; readonly timezone?: unknown; readonly next_run_at?: unknown }
+  const [name, setName] = useState(leaderboard.name)
+  const [description, setDescription] = useState(leaderboard.description)
+  const [systemPrompt, setSystemPrompt] = useState(challenge.system_prompt ?? "")
+  const [modelPrompt, setModelPrompt] = useState(challenge.model_prompt ?? "")
+  const [evalType, setEvalType] = useState<EvalType>(challenge.eval_type)
+  const [judge, setJudge] = useState<Judge>({
+    provider: challenge.judge_provider === "hub" ? "hub" : "router",
+    model: challenge.judge_model ?? ""
+  })
+  const [cron, setCron] = useState(typeof schedule.cron === "string" ? schedule.cron : "")
+  const [timezone, setTimezone] = useState(typeof schedule.timezone === "string" ? schedule.timezone : "UTC")
+  const [saved, setSaved] = useState(false)
+  const save = useAction(async () => {
+    setSaved(false)
+    await call((c) =>
+      c.leaderboards.update({
+        params: { leaderboard_id: leaderboard.id },
+        payload: {
+          name: name.trim(),
+          description,
+          system_prompt: systemPrompt,
+          model_prompt: modelPrompt,
+          eval_type: evalType,
+          ...(evalType === "judge" ? { judge_provider: judge.provider, judge_model: judge.model.trim() } : {}),
+          schedule: cron.trim() === "" ? {} : { cron: cron.trim(), timezone: timezone.trim() }
+        }
+      })
+    )
+    setSaved(true)
+    onSaved()
+  })
+  return (
+    <details class="card" open={open} onToggle={(e) => onToggle(e.currentTarget.open)}>
+      <summary>Settings</summary>
+      <form onSubmit={(e) => {
+        e.preventDefault()
+        void save.run()
+      }}>
+        <Field label="Leaderboard name">
+          <input value={name} onInput={(e) => setName(e.currentTarget.value)} required maxLength={200} />
+        </Field>
+        <Field label="Description">
+          <textarea rows={2} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </Field>
+        <Field label="System prompt" hint="What every candidate is told before the input.">
+          <textarea rows={3} value={systemPrompt} onInput={(e) => setSystemPrompt(e.currentTarget.value)} />
+        </Field>
+        <Field label="Model prompt" hint="A template for the user message; {input} and {context} are filled in.">
+          <textarea rows={2} value={modelPrompt} onInput={(e) => setModelPrompt(e.currentTarget.value)} />
+        </Field>
+        <Field label="Evaluation">
+          <select value={evalType} onChange={(e) => setEvalType(e.currentTarget.value as EvalType)}>
+            {evalTypes.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+          </select>
+        </Field>
+        {evalType === "judge" ? <JudgeFields judge={judge} onChange={setJudge} /> : null}
+        <div class="row">
+          <Field label="Run schedule (cron)" hint="e.g. 0 6 * * 1 for Mondays at 06:00; empty: no scheduled runs.">
+            <input value={cron} onInput={(e) => setCron(e.currentTarget.value)} />
+          </Field>
+          <Field label="Time zone" hint="An IANA name, e.g. Europe/Paris.">
+            <input value={timezone} onInput={(e) => setTimezone(e.currentTarget.value)} />
+          </Field>
+        </div>
+        {typeof schedule.next_run_at === "string" ? <p class="muted">Next scheduled run: {formatDate(schedule.next_run_at)}</p> : null}
+        <Alert message={save.error} />
+        {saved ? <p class="note" role="status">Settings saved.</p> : null}
+        <button type="submit" disabled={save.busy || name.trim() === ""}>Save settings</button>
+      </form>
+    </details>
+  )
+}
+
 export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller; readonly leaderboardId: string }) => {
   const id = leaderboardId as LeaderboardId
   const loaded = useLoad(() => call((c) => c.leaderboards.get({ params: { leaderboard_id: id } })), [id])
+  const [settingsOpen, setSettingsOpen] = useState(false)
   const remove = useAction(async (candidate: CandidateId) => {
     await call((c) => c.leaderboards.removeModel({ params: { leaderboard_id: id, leaderboard_model_id: candidate } }))
     loaded.reload()
@@ -215,6 +331,16 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
       )}
       <Alert message={remove.error ?? choose.error} />
       <AddCandidate call={call} leaderboardId={id} onAdded={loaded.reload} />
+      {challenge.eval_type === "human" ? null : <RunsSection call={call} leaderboardId={id} runs={value.runs} onStarted={loaded.reload} />}
+      <Settings
+        key={leaderboard.updated_at}
+        call={call}
+        leaderboard={leaderboard}
+        challenge={challenge}
+        onSaved={loaded.reload}
+        open={settingsOpen}
+        onToggle={setSettingsOpen}
+      />
     </Page>
   )
 }

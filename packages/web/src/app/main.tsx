@@ -4,6 +4,7 @@ import type { Caller } from "./Client.ts"
 import { CasePage } from "./Case.tsx"
 import { HumanPage } from "./Human.tsx"
 import { LeaderboardPage, LeaderboardsPage } from "./Leaderboards.tsx"
+import { RunPage } from "./Runs.tsx"
 import { SignIn } from "./SignIn.tsx"
 import { TokensPage } from "./Tokens.tsx"
 
@@ -21,11 +22,12 @@ const useRoute = () => {
 }
 
 const View = ({ route, call }: { readonly route: ReadonlyArray<string>; readonly call: Caller }) => {
-  const [section, id, sub, caseId] = route
+  const [section, id, sub, childId] = route
   if (section === "tokens") return <TokensPage call={call} />
   if (section === "leaderboards" && id !== undefined) {
-    if (sub === "human" && caseId !== undefined) return <CasePage call={call} leaderboardId={id} caseId={caseId} />
+    if (sub === "human" && childId !== undefined) return <CasePage call={call} leaderboardId={id} caseId={childId} />
     if (sub === "human") return <HumanPage call={call} leaderboardId={id} />
+    if (sub === "runs" && childId !== undefined) return <RunPage call={call} leaderboardId={id} runId={childId} />
     return <LeaderboardPage call={call} leaderboardId={id} />
   }
   return <LeaderboardsPage call={call} />
