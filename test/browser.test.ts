@@ -1,6 +1,7 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
+import { startOidcFake } from "./fakes/OidcFake.ts"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
 import { expectAccessible, launchBrowser, newPage, screenshot } from "./support/Browser.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
@@ -228,3 +229,41 @@ describe("the web app", () => {
     await page.context().close()
   })
 })
+
+describe("signing in with an OpenID Connect provider", () => {
+  it("runs the authorization-code flow with PKCE, and the ID token is the session", async () => {
+    const provider = await startOidcFake()
+    const oidcPodium = await startPodium({ OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: provider.clientId, SESSION_JWT_SECRET: undefined })
+    try {
+      const page = await newPage(browser)
+      await page.goto(`${oidcPodium.url}/?invite_id=00000000-0000-4000-8000-000000000000`)
+      const host = new URL(provider.issuer).host
+      await page.getByText("You were invited to a workspace").waitFor()
+      await expectAccessible(page, "the sign-in page with a provider")
+      await screenshot(page, "sign-in-oidc")
+      await page.getByRole("button", { name: `Sign in with ${host}` }).click()
+      await page.getByRole("heading", { name: "Leaderboards", level: 1 }).waitFor()
+      // the code went to the provider with its verifier, and left the address bar
+      expect(provider.tokenRequests).toHaveLength(1)
+      expect(provider.tokenRequests[0]?.["grant_type"]).toBe("authorization_code")
+      expect(provider.tokenRequests[0]?.["code_verifier"]?.length).toBeGreaterThanOrEqual(43)
+      expect(new URL(page.url()).search).toBe("")
+      // signed in as the provider's user: the server made its workspace and lists its (no) leaderboards
+      await page.getByText("No leaderboards yet").waitFor()
+
+      // a code cannot be used twice: going back to it is refused with a message
+      await page.goto(`${oidcPodium.url}/?code=used&state=stale`)
+      await page.getByRole("alert").waitFor()
+      expect(await page.getByRole("heading", { name: "Leaderboards" }).count()).toBe(0)
+      await page.context().close()
+    } finally {
+      await oidcPodium.stop()
+      await provider.close()
+    }
+  })
+
+  it("refuses OIDC_ISSUER without OIDC_CLIENT_ID at start", async () => {
+    await expect(startPodium({ OIDC_ISSUER: "https://id.example.com" })).rejects.toThrow(/OIDC_ISSUER and OIDC_CLIENT_ID/)
+  })
+})
+

@@ -6,6 +6,7 @@ import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { resolve } from "node:path"
+import { Oidc } from "./Oidc.ts"
 import { layerWebApp, webAppPaths } from "./WebApp.ts"
 import { Api } from "@podium/adapters-http/api/Api"
 import { SessionVerifierJose } from "@podium/adapters-http/auth/SessionVerifierJose"
@@ -194,11 +195,15 @@ export const layerServices = (config: PodiumConfig) =>
     const outbound = layerOutbound(config)
     const sessions = Layer.unwrap(Effect.gen(function*() {
       const http = yield* SafeHttp
+      const { client: oidc } = yield* Oidc
+      // with an OpenID Connect provider the session is its ID token: its JWKS (unless another is
+      // set), its issuer, and this app's client id as the audience
       return SessionVerifierJose.layer({
         secret: Option.getOrUndefined(secrets.sessionSecret),
-        jwksUrl: Option.getOrUndefined(config.sessionJwksUrl),
-        issuer: Option.getOrUndefined(config.sessionJwtIssuer),
-        audience: Option.getOrUndefined(config.sessionJwtAudience),
+        jwksUrl: Option.getOrUndefined(config.sessionJwksUrl) ??
+          Option.getOrUndefined(Option.map(oidc, ({ discover }) => () => discover().then((p) => p.jwks_uri))),
+        issuer: Option.getOrUndefined(Option.orElse(config.sessionJwtIssuer, () => Option.map(oidc, (o) => o.issuer))),
+        audience: Option.getOrUndefined(Option.orElse(config.sessionJwtAudience, () => Option.map(oidc, (o) => o.clientId))),
         fetch: http.fetch
       })
     }))
@@ -236,7 +241,7 @@ export const layerServices = (config: PodiumConfig) =>
       SecretCipherAesGcm.layer(secrets.secretsKey),
       TokenSecretsNode,
       DocumentReaderNode.layer(),
-      sessions,
+      sessions.pipe(Layer.provideMerge(Oidc.layer(config))),
       IntegrationVerifierHttp.layer({
         routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
         hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)

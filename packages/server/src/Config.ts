@@ -42,6 +42,8 @@ export const PodiumConfig = Config.all({
   sessionJwksUrl: optionalUrl("SESSION_JWKS_URL"),
   sessionJwtIssuer: Config.option(Config.String("SESSION_JWT_ISSUER")),
   sessionJwtAudience: Config.option(Config.String("SESSION_JWT_AUDIENCE")),
+  oidcIssuer: optionalUrl("OIDC_ISSUER"),
+  oidcClientId: Config.option(Config.String("OIDC_CLIENT_ID")),
   secretsKey: Config.option(Config.schema(SecretsKey, "SECRETS_KEY")),
   publicBaseUrl: optionalUrl("PUBLIC_BASE_URL"),
   smtpUrl: Config.option(Config.Redacted("SMTP_URL")),
@@ -96,7 +98,11 @@ export const environmentProvider = (env: Record<string, string | undefined> = pr
 
 export const loadConfig = (env?: Record<string, string | undefined>) =>
   PodiumConfig.parse(environmentProvider(env)).pipe(
-    Effect.mapError((error) => new Error(`Invalid configuration: ${error.message}`))
+    Effect.mapError((error) => new Error(`Invalid configuration: ${error.message}`)),
+    Effect.filterOrFail(
+      (config) => Option.isSome(config.oidcIssuer) === Option.isSome(config.oidcClientId),
+      () => new Error("Invalid configuration: OIDC_ISSUER and OIDC_CLIENT_ID are set together, or neither")
+    )
   )
 
 export const decodeSecretsKey = (key: Redacted.Redacted<string>): Redacted.Redacted<Uint8Array> => {

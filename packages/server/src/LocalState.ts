@@ -46,11 +46,14 @@ export const resolveSecretsKey = (config: PodiumConfig) =>
       )
   })
 
-/** The HS256 session secret: configured, else none when a JWKS is configured, else kept in DATA_DIR. */
+/**
+ * The HS256 session secret: configured, else none when a JWKS or an OpenID Connect provider is
+ * configured, else kept in DATA_DIR.
+ */
 export const resolveSessionSecret = (config: PodiumConfig): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
   Option.isSome(config.sessionJwtSecret)
     ? Effect.succeed(config.sessionJwtSecret)
-    : Option.isSome(config.sessionJwksUrl)
+    : Option.isSome(config.sessionJwksUrl) || Option.isSome(config.oidcIssuer)
     ? Effect.succeedNone
     : Effect.sync(() => keepFile(dataDirOf(config), "session.secret", () => randomBytes(48).toString("base64url"))).pipe(
       Effect.tap(() =>

@@ -28,6 +28,7 @@ const page = (script: string, style: string) => `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Podium</title>
 <link rel="icon" href="data:,">
+<!--podium-config-->
 <link rel="stylesheet" href="/assets/${style}">
 <script type="module" src="/assets/${script}"></script>
 </head>
@@ -66,6 +67,16 @@ export const buildAssets = async (): Promise<ReadonlyArray<Asset>> => {
 const fileNameOf = (path: string) => path === "/" ? "index.html" : path.slice("/assets/".length)
 const contentTypeOf = (name: string) =>
   name.endsWith(".html") ? "text/html; charset=utf-8" : name.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8"
+
+/** Where the server puts the page's settings (`<meta name="podium-config">`, see `withConfig`). */
+export const configMarker = "<!--podium-config-->"
+
+const escapeAttribute = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+/** The page with its settings for the app (read by `src/app/Config.ts`) in place of the marker. */
+export const withConfig = (page: string, config: unknown): string =>
+  page.replace(configMarker, `<meta name="podium-config" content="${escapeAttribute(JSON.stringify(config))}">`)
 
 /** Writes a fresh build to `dir`, replacing the previous one in one rename. */
 export const writeAssets = async (dir: string = distDir): Promise<ReadonlyArray<Asset>> => {

@@ -6,8 +6,11 @@ import { Unauthenticated, SessionVerifier } from "@podium/domain/access"
 export interface SessionVerifierOptions {
   /** HS256 shared secret. */
   readonly secret?: Redacted.Redacted<string> | undefined
-  /** Remote JWKS (RS256/ES256), fetched through `fetch` (our SSRF-safe one). */
-  readonly jwksUrl?: string | undefined
+  /**
+   * Remote JWKS (RS256/ES256), fetched through `fetch` (our SSRF-safe one); a function when the URL
+   * itself comes from the identity provider's discovery document.
+   */
+  readonly jwksUrl?: string | (() => Promise<string>) | undefined
   readonly fetch?: ((input: string | URL, init?: RequestInit) => Promise<Response>) | undefined
   readonly issuer?: string | undefined
   readonly audience?: string | undefined
@@ -36,15 +39,26 @@ export const makeSessionVerifier = (options: SessionVerifierOptions) => {
     })()
     : options.jwksUrl !== undefined
     ? (() => {
-      const jwks: JWTVerifyGetKey = createRemoteJWKSet(new URL(options.jwksUrl!), {
-        ...(options.fetch ? { [customFetch]: options.fetch } : {})
-      })
-      return (token) =>
-        jwtVerify(token, jwks, {
+      const jwksOf = (url: string): JWTVerifyGetKey =>
+        createRemoteJWKSet(new URL(url), { ...(options.fetch ? { [customFetch]: options.fetch } : {}) })
+      const configured = options.jwksUrl!
+      // a JWKS found by discovery is looked up on the first session, again after a failed look-up
+      let jwks: Promise<JWTVerifyGetKey> | undefined = typeof configured === "string"
+        ? Promise.resolve(jwksOf(configured))
+        : undefined
+      const keys = () => {
+        jwks ??= (configured as () => Promise<string>)().then(jwksOf, (error: unknown) => {
+          jwks = undefined
+          throw error
+        })
+        return jwks
+      }
+      return async (token) =>
+        (await jwtVerify(token, await keys(), {
           algorithms: ["RS256", "ES256"],
           issuer: options.issuer,
           audience: options.audience
-        }).then((r) => r.payload)
+        })).payload
     })()
     : () => Promise.reject(new Error("Sessions are not configured"))
 

@@ -1,43 +1,71 @@
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { type Caller, makeCaller } from "./Client.ts"
+import { finishSignIn, isCallback, type OidcSettings, startSignIn } from "./Oidc.ts"
 import { Alert, Field, messageOf } from "./ui.tsx"
 
+/** A caller with `token`, once the server has accepted it (any signed-in read will do). */
+const accepted = async (token: string): Promise<Caller> => {
+  const call = await makeCaller(token)
+  await call((c) => c.leaderboards.list({ query: { limit: 1 } }))
+  return call
+}
+
 /**
- * Local sign-in: the session token `podium dev-session` prints (a signed session JWT). It is
- * checked against the server before the app opens, and kept in memory only.
+ * Sign-in. With an OpenID Connect provider configured: its authorization-code flow with PKCE, whose
+ * ID token is the session. Without one (local use): the session token `podium dev-session` prints.
+ * Either way the token is checked against the server, then kept in memory only.
  */
-export const SignIn = ({ invited, onSignedIn }: {
-  readonly invited: boolean
+export const SignIn = ({ oidc, invite, onSignedIn }: {
+  readonly oidc: OidcSettings | null
+  readonly invite: string | null
   readonly onSignedIn: (call: Caller) => void
 }) => {
   const [token, setToken] = useState("")
-  const [error, setError] = useState<string | undefined>(undefined)
+  const [error, setError] = useState<string | undefined>(oidc?.error)
   const [busy, setBusy] = useState(false)
-  const submit = async (event: Event) => {
-    event.preventDefault()
+  const attempt = async (signIn: () => Promise<Caller>) => {
     setBusy(true)
     setError(undefined)
     try {
-      const call = await makeCaller(token.trim())
-      await call((c) => c.leaderboards.list({ query: { limit: 1 } }))
-      onSignedIn(call)
+      onSignedIn(await signIn())
     } catch (e) {
       setError(messageOf(e))
-    } finally {
       setBusy(false)
     }
   }
+  // back from the provider: finish its flow
+  useEffect(() => {
+    if (oidc !== null && oidc.error === undefined && isCallback()) {
+      void attempt(async () => accepted((await finishSignIn(oidc)).idToken))
+    }
+  }, [])
+  const provider = oidc === null ? "" : new URL(oidc.issuer).host
   return (
     <main class="sign-in">
       <h1>Sign in to Podium</h1>
-      {invited ? <p class="note">You were invited to a workspace: sign in with the invited address to join it.</p> : null}
-      <form onSubmit={submit}>
-        <Field label="Session token" hint="Run `podium dev-session --email you@example.com` and paste what it prints.">
-          <textarea rows={4} value={token} onInput={(e) => setToken(e.currentTarget.value)} required autoComplete="off" spellcheck={false} />
-        </Field>
-        <Alert message={error} />
-        <button type="submit" disabled={busy || token.trim() === ""}>Sign in</button>
-      </form>
+      {invite === null ? null : <p class="note">You were invited to a workspace: sign in with the invited address to join it.</p>}
+      {oidc !== null
+        ? (
+          <>
+            <p>Podium signs you in with your organisation's identity provider ({provider}).</p>
+            <Alert message={error} />
+            <button type="button" disabled={busy || oidc.error !== undefined} onClick={() => void startSignIn(oidc, invite)}>
+              Sign in with {provider}
+            </button>
+          </>
+        )
+        : (
+          <form onSubmit={(event) => {
+            event.preventDefault()
+            void attempt(() => accepted(token.trim()))
+          }}>
+            <Field label="Session token" hint="Run `podium dev-session --email you@example.com` and paste what it prints.">
+              <textarea rows={4} value={token} onInput={(e) => setToken(e.currentTarget.value)} required autoComplete="off" spellcheck={false} />
+            </Field>
+            <Alert message={error} />
+            <button type="submit" disabled={busy || token.trim() === ""}>Sign in</button>
+          </form>
+        )}
     </main>
   )
 }

@@ -5,6 +5,7 @@ import { CasePage } from "./Case.tsx"
 import { HumanPage } from "./Human.tsx"
 import { LeaderboardPage, LeaderboardsPage } from "./Leaderboards.tsx"
 import { RunPage } from "./Runs.tsx"
+import { oidcSettings } from "./Oidc.ts"
 import { SignIn } from "./SignIn.tsx"
 import { TokensPage } from "./Tokens.tsx"
 
@@ -33,14 +34,16 @@ const View = ({ route, call }: { readonly route: ReadonlyArray<string>; readonly
   return <LeaderboardsPage call={call} />
 }
 
+const oidc = oidcSettings()
+// An invite link (`/?invite_id=…`) is accepted by the first signed-in request with the invited
+// address; the id only tells the sign-in page to say so.
+const invite = new URLSearchParams(location.search).get("invite_id")
+
 const App = () => {
   const [call, setCall] = useState<Caller | undefined>(undefined)
   const route = useRoute()
-  // An invite link (`/?invite_id=…`) is accepted by the first signed-in request with the invited
-  // address; the id only tells the sign-in page to say so.
-  const invited = new URLSearchParams(location.search).get("invite_id") !== null
   if (call === undefined) {
-    return <SignIn invited={invited} onSignedIn={(signedIn) => setCall(() => signedIn)} />
+    return <SignIn oidc={oidc} invite={invite} onSignedIn={(signedIn) => setCall(() => signedIn)} />
   }
   const [section] = route
   const current = (name: string) => (section ?? "leaderboards") === name ? "page" : undefined

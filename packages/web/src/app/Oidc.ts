@@ -1,0 +1,100 @@
+import * as oauth from "oauth4webapi"
+
+/** What the server puts in the page: the OpenID Connect client, when one is configured. */
+export interface OidcSettings {
+  readonly issuer: string
+  readonly client_id: string
+  readonly authorization_endpoint?: string
+  readonly token_endpoint?: string
+  /** Set when the server could not read the provider's discovery document. */
+  readonly error?: string
+}
+
+export const oidcSettings = (): OidcSettings | null => {
+  const content = document.querySelector('meta[name="podium-config"]')?.getAttribute("content")
+  if (content == null) return null
+  try {
+    return (JSON.parse(content) as { readonly oidc?: OidcSettings | null }).oidc ?? null
+  } catch {
+    return null
+  }
+}
+
+/** The flow's one-time values, kept for the round trip to the provider (never the session itself). */
+const pendingKey = "podium.oidc.pending"
+interface Pending {
+  readonly verifier: string
+  readonly state: string
+  readonly nonce: string
+  readonly invite: string | null
+}
+
+const serverOf = (settings: OidcSettings): oauth.AuthorizationServer => ({
+  issuer: settings.issuer,
+  authorization_endpoint: settings.authorization_endpoint!,
+  token_endpoint: settings.token_endpoint!
+})
+
+/** The app's own address, registered with the provider as its redirect URI. */
+const redirectUri = () => `${location.origin}/`
+
+/** Plain http is accepted only from a provider configured that way (a local one). */
+const insecure = (settings: OidcSettings) => ({ [oauth.allowInsecureRequests]: settings.issuer.startsWith("http:") })
+
+/** Sends the browser to the provider: authorization code with PKCE (S256), state and nonce. */
+export const startSignIn = async (settings: OidcSettings, invite: string | null): Promise<never> => {
+  const verifier = oauth.generateRandomCodeVerifier()
+  const pending: Pending = { verifier, state: oauth.generateRandomState(), nonce: oauth.generateRandomNonce(), invite }
+  sessionStorage.setItem(pendingKey, JSON.stringify(pending))
+  const url = new URL(settings.authorization_endpoint!)
+  url.search = new URLSearchParams({
+    client_id: settings.client_id,
+    redirect_uri: redirectUri(),
+    response_type: "code",
+    scope: "openid email profile",
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    state: pending.state,
+    nonce: pending.nonce
+  }).toString()
+  location.assign(url)
+  return new Promise<never>(() => {})
+}
+
+/** Whether this load is the provider sending the browser back (`?code=…&state=…` or `?error=…`). */
+export const isCallback = () => {
+  const params = new URLSearchParams(location.search)
+  return params.has("state") && (params.has("code") || params.has("error"))
+}
+
+/**
+ * Finishes the flow on the way back: checks the state, trades the code (with the PKCE verifier) for
+ * tokens, checks the ID token's issuer, audience and nonce, and answers it with the invite the
+ * reader arrived with. The code leaves the address bar either way.
+ */
+export const finishSignIn = async (settings: OidcSettings): Promise<{ readonly idToken: string; readonly invite: string | null }> => {
+  const current = new URL(location.href)
+  history.replaceState(null, "", `${location.pathname}${location.hash}`)
+  const stored = sessionStorage.getItem(pendingKey)
+  sessionStorage.removeItem(pendingKey)
+  if (stored === null) throw new Error("This sign-in was not started here, or was already used: sign in again.")
+  const pending = JSON.parse(stored) as Pending
+  const server = serverOf(settings)
+  const client: oauth.Client = { client_id: settings.client_id }
+  const params = oauth.validateAuthResponse(server, client, current, pending.state)
+  const response = await oauth.authorizationCodeGrantRequest(
+    server,
+    client,
+    oauth.None(),
+    params,
+    redirectUri(),
+    pending.verifier,
+    insecure(settings)
+  )
+  const result = await oauth.processAuthorizationCodeResponse(server, client, response, {
+    expectedNonce: pending.nonce,
+    requireIdToken: true
+  })
+  if (result.id_token === undefined) throw new Error("The identity provider sent no ID token.")
+  return { idToken: result.id_token, invite: pending.invite }
+}
