@@ -1,4 +1,5 @@
 import type { Browser, Page } from "playwright-core"
+import type { Readable } from "node:stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { startOidcFake } from "./fakes/OidcFake.ts"
@@ -16,11 +17,14 @@ let models: ModelFake
 let podium: Podium
 let browser: Browser
 
+const routerKey = "sk-or-v1-browser-router-key"
+
 /** Ten questions q1 … q10 whose references are a1 … a10. */
 const questions = Array.from({ length: 10 }, (_, i) => ({ input: `q${i + 1}`, expected: `a${i + 1}` }))
 
 beforeAll(async () => {
-  ;[fake, models, podium, browser] = await Promise.all([startOpenAiFake(), startModelFake(), startPodium(), launchBrowser()])
+  ;[fake, models, browser] = await Promise.all([startOpenAiFake(), startModelFake({ key: routerKey }), launchBrowser()])
+  podium = await startPodium({ ROUTER_BASE_URL: `${models.url}/api/v1` })
   models.models["right"] = (q) => q.replace(/^q/, "a")
   models.models["partly"] = (q) => Number(q.slice(1)) <= 6 ? q.replace(/^q/, "a") : "no idea"
   models.files["/data.jsonl"] = { contentType: "application/jsonl", body: questions.map((r) => JSON.stringify(r)).join("\n") }
@@ -30,6 +34,12 @@ afterAll(async () => {
   await podium?.stop()
   await Promise.all([fake?.close(), models?.close()])
 })
+
+const streamText = async (stream: Readable) => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of stream) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8")
+}
 
 /** A new page signed in as `subject` through the sign-in form. */
 const signIn = async (subject: string, viewport = { width: 1280, height: 900 }): Promise<Page> => {
@@ -99,9 +109,16 @@ describe("the web app", () => {
 
     await page.getByRole("link", { name: "Human evaluation" }).click()
     await page.getByRole("heading", { name: "Human evaluation", level: 1 }).waitFor()
+    await page.getByText("Shared documents", { exact: true }).click()
+    await page.getByLabel("Files to share").setInputFiles({ name: "policy.md", mimeType: "text/markdown", buffer: Buffer.from("# Policy\nBe brief.") })
+    await page.getByRole("button", { name: "Upload shared documents" }).click()
+    await page.getByRole("cell", { name: "policy.md", exact: true }).waitFor()
+    await page.getByLabel("Attachments").setInputFiles({ name: "ticket.txt", mimeType: "text/plain", buffer: Buffer.from("Customer cannot sign in.") })
     await page.getByLabel("Input").fill("How do I reset my password?")
     await page.getByRole("button", { name: "Create case" }).click()
     await page.getByRole("heading", { name: "Case · blind review" }).waitFor()
+    await page.getByText("ticket.txt (this case)").waitFor()
+    await page.getByText("policy.md (shared)").waitFor()
     await expectAccessible(page, "a new case")
 
     await page.getByRole("button", { name: "Generate responses" }).click()
@@ -111,7 +128,9 @@ describe("the web app", () => {
     const blind = await page.locator("main").innerText()
     expect(blind).not.toContain("secret-alpha")
     expect(blind).not.toContain("secret-beta")
-    expect(blind).toContain("echo: How do I reset my password?")
+    // the candidates got the input with the case's document and the shared one
+    expect(blind).toContain("echo: Document: ticket.txt")
+    expect(blind).toContain("Be brief.")
     await screenshot(page, "case-blind")
     await expectAccessible(page, "a case under blind review")
 
@@ -145,6 +164,24 @@ describe("the web app", () => {
     expect(await page.getByRole("img", { name: /Human review scores/ }).count()).toBe(1)
     await screenshot(page, "human-summary")
     await expectAccessible(page, "the human evaluation summary")
+
+    const downloading = page.waitForEvent("download")
+    await page.getByRole("button", { name: "Download export" }).click()
+    const download = await downloading
+    const exported = JSON.parse(await streamText(await download.createReadStream()))
+    expect(exported).toHaveLength(1)
+    expect(exported[0].reference).toBe("Use the reset link on the sign-in page.")
+    expect(exported[0].accepted_answers.map((a: { name: string }) => a.name)).toEqual([correct])
+
+    // every generated response is a trace of source manual
+    await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
+    await page.getByRole("link", { name: "Traces" }).click()
+    await page.getByLabel("Source").selectOption("manual")
+    await expect.poll(() => page.getByRole("table", { name: "Traces" }).getByRole("row").count()).toBe(3)
+    await expectAccessible(page, "the traces page")
+    await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
+    await page.getByRole("link", { name: "Human evaluation" }).click()
+    await page.getByRole("table", { name: "Ranking" }).waitFor()
 
     await page.setViewportSize({ width: 390, height: 844 })
     await screenshot(page, "human-summary-phone")
@@ -226,6 +263,71 @@ describe("the web app", () => {
     await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
     await page.getByRole("table", { name: "Runs" }).getByText("succeeded").waitFor()
     expect(await page.getByLabel("System prompt").inputValue()).toBe("Answer with the code only.")
+    await page.context().close()
+  })
+})
+
+describe("workspace and datasets in the web app", () => {
+  it("invites a member and revokes the invite, and stores a router token after the router accepts it", async () => {
+    const page = await signIn("browser-admin")
+    await page.getByRole("link", { name: "Workspace" }).click()
+    await page.getByRole("table", { name: "Members" }).getByText("browser-admin@example.com").waitFor()
+    await page.getByLabel("Email").fill("reviewer@example.com")
+    await page.getByLabel("Role").selectOption("member")
+    await page.getByRole("button", { name: "Send invite" }).click()
+    const link = page.getByRole("status").getByRole("link")
+    await link.waitFor()
+    expect(await link.getAttribute("href")).toMatch(/invite_id=[0-9a-f-]{36}/)
+    await page.getByRole("table", { name: "Invites" }).getByText("reviewer@example.com").waitFor()
+    await expectAccessible(page, "the workspace page")
+    await screenshot(page, "workspace")
+    await page.getByRole("button", { name: "Revoke the invite of reviewer@example.com" }).click()
+    await expect.poll(() => page.getByRole("button", { name: "Revoke the invite of reviewer@example.com" }).count()).toBe(0)
+
+    await page.getByLabel("Provider token").fill("sk-or-v1-wrong")
+    await page.getByRole("button", { name: "Validate and store" }).click()
+    await page.getByRole("alert").filter({ hasText: /./ }).first().waitFor()
+    await page.getByLabel("Provider token").fill(routerKey)
+    await page.getByRole("button", { name: "Validate and store" }).click()
+    await page.getByRole("status").filter({ hasText: "The router token is valid" }).waitFor()
+    expect(models.seen.filter((r) => r.path.endsWith("/key")).map((r) => r.authorization)).toEqual([
+      "Bearer sk-or-v1-wrong",
+      `Bearer ${routerKey}`
+    ])
+    await page.context().close()
+  })
+
+  it("consolidates pushed rows into a version and downloads it", async () => {
+    const page = await signIn("browser-data")
+    await page.getByLabel("Name", { exact: true }).fill("Pushed questions")
+    await page.getByLabel("Evaluation").selectOption("exact")
+    await page.getByRole("button", { name: "Create leaderboard" }).click()
+    await page.getByRole("heading", { name: "Pushed questions", level: 1 }).waitFor()
+    const leaderboardId = /#\/leaderboards\/([0-9a-f-]{36})/.exec(page.url())![1]!
+    const pushed = await podium.request("POST", `/v1/leaderboard/${leaderboardId}/dataset/push`, {
+      token: await session("browser-data"),
+      json: questions.slice(0, 3)
+    })
+    expect(pushed.status).toBe(202)
+
+    await page.getByRole("link", { name: "Dataset" }).click()
+    await page.getByText("3 rows pending").waitFor()
+    await page.getByRole("button", { name: "Consolidate now" }).click()
+    await page.getByRole("table", { name: "Dataset versions" }).getByRole("cell", { name: "1", exact: true }).first().waitFor()
+    await expectAccessible(page, "the dataset page")
+    await screenshot(page, "dataset")
+    const downloading = page.waitForEvent("download")
+    await page.getByRole("button", { name: "Download version 1" }).click()
+    const lines = (await streamText(await (await downloading).createReadStream())).trim().split("\n").map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.input)).toEqual(["q1", "q2", "q3"])
+
+    await page.getByRole("button", { name: "Create a push token" }).click()
+    const secret = await page.getByLabel("Push token").inputValue()
+    expect(secret).toMatch(/^hpd_/)
+    const status = await podium.request("GET", `/v1/leaderboard/${leaderboardId}/dataset/status`, {
+      headers: { "x-service-push-token": secret }
+    })
+    expect(status.status).toBe(200)
     await page.context().close()
   })
 })

@@ -106,6 +106,12 @@ export const CasePage = ({ call, leaderboardId, caseId }: {
         <h2>Input</h2>
         <p class="text">{theCase.input}</p>
         {theCase.context === "" ? null : <><h3>Context</h3><p class="text">{theCase.context}</p></>}
+        {theCase.attachments.length === 0 ? null : (
+          <>
+            <h3>Documents</h3>
+            <ul>{theCase.attachments.map((a) => <li key={a.id}>{a.name} ({a.scope === "shared" ? "shared" : "this case"})</li>)}</ul>
+          </>
+        )}
         <details>
           <summary>Prompt</summary>
           <pre class="prompt">{theCase.prompt === "" ? "(empty)" : theCase.prompt}</pre>

@@ -284,7 +284,13 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
   return (
     <Page
       title={leaderboard.name}
-      actions={challenge.eval_type === "human" ? <a class="button" href={`#/leaderboards/${id}/human`}>Human evaluation</a> : null}
+      actions={
+        <span class="row">
+          {challenge.eval_type === "human" ? <a class="button" href={`#/leaderboards/${id}/human`}>Human evaluation</a> : null}
+          {challenge.dataset_type === "PUSH" ? <a class="button secondary" href={`#/leaderboards/${id}/dataset`}>Dataset</a> : null}
+          <a class="button secondary" href={`#/leaderboards/${id}/traces`}>Traces</a>
+        </span>
+      }
     >
       <p class="muted">
         {evalTypes.find(([t]) => t === challenge.eval_type)?.[1]} · {leaderboard.status} · serving{" "}

@@ -5,9 +5,12 @@ import { CasePage } from "./Case.tsx"
 import { HumanPage } from "./Human.tsx"
 import { LeaderboardPage, LeaderboardsPage } from "./Leaderboards.tsx"
 import { RunPage } from "./Runs.tsx"
+import { DatasetPage } from "./Datasets.tsx"
+import { TracesPage } from "./Traces.tsx"
 import { oidcSettings } from "./Oidc.ts"
 import { SignIn } from "./SignIn.tsx"
 import { TokensPage } from "./Tokens.tsx"
+import { WorkspacePage } from "./Workspace.tsx"
 
 /** The route is the hash (`#/leaderboards/<id>/human`): the server serves one page for all of them. */
 const routeOf = (hash: string): ReadonlyArray<string> => hash.replace(/^#\/?/, "").split("/").filter((s) => s !== "")
@@ -25,9 +28,12 @@ const useRoute = () => {
 const View = ({ route, call }: { readonly route: ReadonlyArray<string>; readonly call: Caller }) => {
   const [section, id, sub, childId] = route
   if (section === "tokens") return <TokensPage call={call} />
+  if (section === "workspace") return <WorkspacePage call={call} />
   if (section === "leaderboards" && id !== undefined) {
     if (sub === "human" && childId !== undefined) return <CasePage call={call} leaderboardId={id} caseId={childId} />
     if (sub === "human") return <HumanPage call={call} leaderboardId={id} />
+    if (sub === "dataset") return <DatasetPage call={call} leaderboardId={id} />
+    if (sub === "traces") return <TracesPage call={call} leaderboardId={id} />
     if (sub === "runs" && childId !== undefined) return <RunPage call={call} leaderboardId={id} runId={childId} />
     return <LeaderboardPage call={call} leaderboardId={id} />
   }
@@ -54,6 +60,7 @@ const App = () => {
         <nav aria-label="Main">
           <a href="#/leaderboards" aria-current={current("leaderboards")}>Leaderboards</a>
           <a href="#/tokens" aria-current={current("tokens")}>API tokens</a>
+          <a href="#/workspace" aria-current={current("workspace")}>Workspace</a>
         </nav>
         <button type="button" class="link" onClick={() => setCall(undefined)}>Sign out</button>
       </header>

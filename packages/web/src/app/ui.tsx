@@ -174,3 +174,15 @@ export const IntervalChart = ({ rows, label }: {
     </figure>
   )
 }
+
+/** Saves `text` as a file the reader downloads (no server round trip: the app has it already). */
+export const saveFile = (name: string, text: string, type: string) => {
+  const url = URL.createObjectURL(new Blob([text], { type }))
+  const link = document.createElement("a")
+  link.href = url
+  link.download = name
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(url), 10_000)
+}
+
+export const bytesLabel = (n: number) => n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} kB` : `${(n / 1024 / 1024).toFixed(1)} MB`

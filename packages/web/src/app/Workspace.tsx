@@ -1,0 +1,142 @@
+import type { InviteId, UserId, WorkspaceId } from "@podium/domain/shared"
+import { useState } from "preact/hooks"
+import type { Caller } from "./Client.ts"
+import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad } from "./ui.tsx"
+
+/** Invites: who is invited, and the link they were mailed (also shown here to pass on by hand). */
+const Members = ({ call }: { readonly call: Caller }) => {
+  const list = useLoad(() => call((c) => c.invites.list({ query: {} })), [])
+  const [email, setEmail] = useState("")
+  const [role, setRole] = useState<"member" | "admin">("member")
+  const [link, setLink] = useState<string | undefined>(undefined)
+  const invite = useAction(async () => {
+    const made = await call((c) => c.invites.invite({ payload: { email: email.trim() as never, role } }))
+    setLink(made.accept_url)
+    setEmail("")
+    list.reload()
+  })
+  const remove = useAction(async (businessId: WorkspaceId, who: { user_id: UserId } | { invite_id: InviteId }) => {
+    await call((c) => c.invites.remove({ payload: { business_id: businessId, ...who } }))
+    list.reload()
+  })
+  const value = list.value
+  return (
+    <section>
+      <h2>Members</h2>
+      <Alert message={list.error} />
+      {value === undefined ? (list.error === undefined ? <Loading what="members" /> : null) : (
+        <>
+          <Table caption="Members">
+            <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <tbody>
+              {value.members.map((m) => (
+                <tr key={m.user_id}>
+                  <td>{m.email ?? m.user_id}</td>
+                  <td>{m.role}</td>
+                  <td>{formatDate(m.joined_at)}</td>
+                  <td>
+                    {m.role === "owner" ? null : (
+                      <button type="button" class="danger" aria-label={`Remove ${m.email ?? m.user_id}`}
+                        onClick={() => void remove.run(value.business_id, { user_id: m.user_id })}>Remove</button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </Table>
+          {value.invites.length === 0 ? null : (
+            <>
+            <h3>Invites</h3>
+            <Table caption="Invites">
+              <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Mail</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+              <tbody>
+                {value.invites.map((i) => (
+                  <tr key={i.id}>
+                    <td>{i.email}</td>
+                    <td>{i.role}</td>
+                    <td>{i.status}</td>
+                    <td>{i.mail.status}{i.mail.last_error === null ? "" : ` (${i.mail.last_error})`}</td>
+                    <td>{formatDate(i.expires_at)}</td>
+                    <td>
+                      {i.status === "pending" ? (
+                        <button type="button" class="danger" aria-label={`Revoke the invite of ${i.email}`}
+                          onClick={() => void remove.run(value.business_id, { invite_id: i.id })}>Revoke</button>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+            </>
+          )}
+        </>
+      )}
+      <Alert message={remove.error} />
+      <form class="card" onSubmit={(e) => {
+        e.preventDefault()
+        void invite.run()
+      }}>
+        <h2>Invite someone</h2>
+        <div class="row">
+          <Field label="Email">
+            <input type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} required />
+          </Field>
+          <Field label="Role">
+            <select value={role} onChange={(e) => setRole(e.currentTarget.value as "member" | "admin")}>
+              <option value="member">Member</option>
+              <option value="admin">Admin</option>
+            </select>
+          </Field>
+        </div>
+        <Alert message={invite.error} />
+        {link === undefined ? null : (
+          <p class="note" role="status">Invite sent. Its link: <a href={link}>{link}</a></p>
+        )}
+        <button type="submit" disabled={invite.busy || email.trim() === ""}>Send invite</button>
+      </form>
+    </section>
+  )
+}
+
+/** A provider token checked with the provider, then stored encrypted for the workspace. */
+const Integrations = ({ call }: { readonly call: Caller }) => {
+  const [provider, setProvider] = useState<"router" | "hub">("router")
+  const [token, setToken] = useState("")
+  const [stored, setStored] = useState<string | undefined>(undefined)
+  const validate = useAction(async () => {
+    setStored(undefined)
+    const result = await call((c) => c.integrations.validate({ payload: { provider, token } }))
+    setToken("")
+    setStored(`The ${result.provider} token is valid${result.account.label === null ? "" : ` (${result.account.label})`} and stored.`)
+  })
+  return (
+    <form class="card" onSubmit={(e) => {
+      e.preventDefault()
+      void validate.run()
+    }}>
+      <h2>Provider integrations</h2>
+      <p class="muted">A token for the router or the hub, used by candidates and judges that have none of their own.</p>
+      <div class="row">
+        <Field label="Provider">
+          <select value={provider} onChange={(e) => setProvider(e.currentTarget.value as "router" | "hub")}>
+            <option value="router">Router</option>
+            <option value="hub">Hub</option>
+          </select>
+        </Field>
+        <Field label="Provider token" hint="Checked with the provider, stored encrypted, never shown again.">
+          <input type="password" value={token} onInput={(e) => setToken(e.currentTarget.value)} required autoComplete="off" />
+        </Field>
+      </div>
+      <Alert message={validate.error} />
+      {stored === undefined ? null : <p class="note" role="status">{stored}</p>}
+      <button type="submit" disabled={validate.busy || token === ""}>Validate and store</button>
+    </form>
+  )
+}
+
+export const WorkspacePage = ({ call }: { readonly call: Caller }) => (
+  <Page title="Workspace">
+    <Members call={call} />
+    <Integrations call={call} />
+  </Page>
+)
