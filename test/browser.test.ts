@@ -262,6 +262,7 @@ describe("the web app", () => {
 
     await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
     await page.getByRole("table", { name: "Runs" }).getByText("succeeded").waitFor()
+    await page.getByText("serving right (the newest run's winner)").waitFor()
     expect(await page.getByLabel("System prompt").inputValue()).toBe("Answer with the code only.")
     await page.context().close()
   })
@@ -283,6 +284,33 @@ describe("workspace and datasets in the web app", () => {
     await screenshot(page, "workspace")
     await page.getByRole("button", { name: "Revoke the invite of reviewer@example.com" }).click()
     await expect.poll(() => page.getByRole("button", { name: "Revoke the invite of reviewer@example.com" }).count()).toBe(0)
+
+    // an invite link lands on sign-in, and then in the inviting workspace
+    const created = await podium.request("POST", "/api/leaderboards", {
+      token: await session("browser-admin"),
+      json: { name: "Team board", dataset_type: "PUSH" }
+    })
+    expect(created.status).toBe(201)
+    await page.getByLabel("Email").fill("browser-invitee@example.com")
+    await page.getByRole("button", { name: "Send invite" }).click()
+    await page.getByRole("table", { name: "Invites" }).getByText("browser-invitee@example.com").waitFor()
+    const acceptUrl = new URL((await page.getByRole("status").getByRole("link").getAttribute("href"))!)
+    const invitee = await newPage(browser)
+    await invitee.goto(`${podium.url}/${acceptUrl.search}`)
+    await invitee.getByText("You were invited to a workspace").waitFor()
+    await invitee.getByLabel("Session token").fill(await session("browser-invitee"))
+    await invitee.getByRole("button", { name: "Sign in" }).click()
+    await invitee.getByRole("link", { name: "Team board" }).waitFor()
+    expect(new URL(invitee.url()).search).toBe("")
+    // the invitee's own workspace is one click away, and has no such board
+    await invitee.getByRole("button", { name: "Invited workspace · switch to mine" }).click()
+    await invitee.getByText("No leaderboards yet").waitFor()
+    await invitee.context().close()
+    await page.reload()
+    await page.getByLabel("Session token").fill(await session("browser-admin"))
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("link", { name: "Workspace" }).click()
+    await page.getByRole("table", { name: "Members" }).getByText("browser-invitee@example.com").waitFor()
 
     await page.getByLabel("Provider token").fill("sk-or-v1-wrong")
     await page.getByRole("button", { name: "Validate and store" }).click()

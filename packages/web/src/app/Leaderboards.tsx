@@ -3,7 +3,7 @@ import { useState } from "preact/hooks"
 import type { ChallengeView, LeaderboardView } from "@podium/adapters-http/leaderboards/LeaderboardsApi"
 import type { Caller } from "./Client.ts"
 import { RunsSection } from "./Runs.tsx"
-import { Alert, Table, Field, formatDate, Loading, Page, useAction, useLoad } from "./ui.tsx"
+import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad, useWorkspace } from "./ui.tsx"
 
 type EvalType = "exact" | "judge" | "human"
 const evalTypes: ReadonlyArray<readonly [EvalType, string]> = [
@@ -32,7 +32,8 @@ const JudgeFields = ({ judge, onChange }: { readonly judge: Judge; readonly onCh
 )
 
 export const LeaderboardsPage = ({ call }: { readonly call: Caller }) => {
-  const list = useLoad(() => call((c) => c.leaderboards.list({ query: { limit: 100 } })), [])
+  const workspace = useWorkspace()
+  const list = useLoad(() => call((c) => c.leaderboards.list({ query: { limit: 100, ...workspace } })), [workspace.business_id])
   const [name, setName] = useState("")
   const [evalType, setEvalType] = useState<EvalType>("human")
   const [systemPrompt, setSystemPrompt] = useState("")
@@ -42,6 +43,7 @@ export const LeaderboardsPage = ({ call }: { readonly call: Caller }) => {
     const created = await call((c) =>
       c.leaderboards.create({
         payload: {
+          ...workspace,
           name: name.trim(),
           eval_type: evalType,
           ...(datasetUrl.trim() === "" ? { dataset_type: "PUSH" } : { dataset_type: "GET", dataset_url: datasetUrl.trim() }),
@@ -281,6 +283,14 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
   if (value === undefined) return <Page title="Leaderboard"><Alert message={loaded.error} />{loaded.error === undefined ? <Loading what="the leaderboard" /> : null}</Page>
   const { leaderboard, challenge, models } = value
   const manual = leaderboard.chosen_model_strategy === "manual"
+  const nameOf = (candidate: string | null | undefined) => models.find((m) => m.id === candidate)?.name
+  // what inference serves: the manual choice, else the newest run's winner (human rankings are on their page)
+  const runWinner = nameOf(value.runs.find((r) => r.status === "succeeded")?.winner_leaderboard_model_id)
+  const servingLine = manual
+    ? `serving ${nameOf(leaderboard.chosen_leaderboard_model_id) ?? "the chosen candidate"} (chosen)`
+    : runWinner !== undefined
+    ? `serving ${runWinner} (the newest run's winner)`
+    : "serving the ranking's winner"
   return (
     <Page
       title={leaderboard.name}
@@ -293,8 +303,7 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
       }
     >
       <p class="muted">
-        {evalTypes.find(([t]) => t === challenge.eval_type)?.[1]} · {leaderboard.status} · serving{" "}
-        {manual ? "the chosen candidate" : "the ranking's winner"}
+        {evalTypes.find(([t]) => t === challenge.eval_type)?.[1]} · {leaderboard.status} · {servingLine}
       </p>
       {challenge.system_prompt === null || challenge.system_prompt === "" ? null : (
         <details>

@@ -26,7 +26,8 @@ interface Pending {
   readonly verifier: string
   readonly state: string
   readonly nonce: string
-  readonly invite: string | null
+  /** The workspace an invite link named, to act in once back. */
+  readonly workspace: string | null
 }
 
 const serverOf = (settings: OidcSettings): oauth.AuthorizationServer => ({
@@ -42,9 +43,9 @@ const redirectUri = () => `${location.origin}/`
 const insecure = (settings: OidcSettings) => ({ [oauth.allowInsecureRequests]: settings.issuer.startsWith("http:") })
 
 /** Sends the browser to the provider: authorization code with PKCE (S256), state and nonce. */
-export const startSignIn = async (settings: OidcSettings, invite: string | null): Promise<never> => {
+export const startSignIn = async (settings: OidcSettings, workspace: string | null): Promise<never> => {
   const verifier = oauth.generateRandomCodeVerifier()
-  const pending: Pending = { verifier, state: oauth.generateRandomState(), nonce: oauth.generateRandomNonce(), invite }
+  const pending: Pending = { verifier, state: oauth.generateRandomState(), nonce: oauth.generateRandomNonce(), workspace }
   sessionStorage.setItem(pendingKey, JSON.stringify(pending))
   const url = new URL(settings.authorization_endpoint!)
   url.search = new URLSearchParams({
@@ -69,10 +70,10 @@ export const isCallback = () => {
 
 /**
  * Finishes the flow on the way back: checks the state, trades the code (with the PKCE verifier) for
- * tokens, checks the ID token's issuer, audience and nonce, and answers it with the invite the
- * reader arrived with. The code leaves the address bar either way.
+ * tokens, checks the ID token's issuer, audience and nonce, and answers it with the workspace the
+ * reader's invite named. The code leaves the address bar either way.
  */
-export const finishSignIn = async (settings: OidcSettings): Promise<{ readonly idToken: string; readonly invite: string | null }> => {
+export const finishSignIn = async (settings: OidcSettings): Promise<{ readonly idToken: string; readonly workspace: string | null }> => {
   const current = new URL(location.href)
   history.replaceState(null, "", `${location.pathname}${location.hash}`)
   const stored = sessionStorage.getItem(pendingKey)
@@ -96,5 +97,5 @@ export const finishSignIn = async (settings: OidcSettings): Promise<{ readonly i
     requireIdToken: true
   })
   if (result.id_token === undefined) throw new Error("The identity provider sent no ID token.")
-  return { idToken: result.id_token, invite: pending.invite }
+  return { idToken: result.id_token, workspace: pending.workspace }
 }

@@ -1,12 +1,23 @@
 import { useEffect, useState } from "preact/hooks"
-import { type Caller, makeCaller } from "./Client.ts"
+import type { WorkspaceId } from "@podium/domain/shared"
+import { type Caller, CallFailed, makeCaller } from "./Client.ts"
 import { finishSignIn, isCallback, type OidcSettings, startSignIn } from "./Oidc.ts"
 import { Alert, Field, messageOf } from "./ui.tsx"
 
-/** A caller with `token`, once the server has accepted it (any signed-in read will do). */
-const accepted = async (token: string): Promise<Caller> => {
+/**
+ * A caller with `token`, once the server has accepted it in `workspace` (the one an invite named,
+ * which this first signed-in request joins when the invite is for the caller's address).
+ */
+const accepted = async (token: string, workspace: string | undefined): Promise<Caller> => {
   const call = await makeCaller(token)
-  await call((c) => c.leaderboards.list({ query: { limit: 1 } }))
+  try {
+    await call((c) => c.leaderboards.list({ query: { limit: 1, ...(workspace === undefined ? {} : { business_id: workspace as WorkspaceId }) } }))
+  } catch (error) {
+    if (error instanceof CallFailed && error.code === "forbidden" && workspace !== undefined) {
+      throw new CallFailed("forbidden", "You are not a member of the workspace this invite is for: sign in with the address it was sent to.")
+    }
+    throw error
+  }
   return call
 }
 
@@ -15,9 +26,11 @@ const accepted = async (token: string): Promise<Caller> => {
  * ID token is the session. Without one (local use): the session token `podium dev-session` prints.
  * Either way the token is checked against the server, then kept in memory only.
  */
-export const SignIn = ({ oidc, invite, onSignedIn }: {
+export const SignIn = ({ oidc, invite, workspace, onSignedIn }: {
   readonly oidc: OidcSettings | null
   readonly invite: string | null
+  /** The workspace an invite link named. */
+  readonly workspace: string | undefined
   readonly onSignedIn: (call: Caller) => void
 }) => {
   const [token, setToken] = useState("")
@@ -36,7 +49,10 @@ export const SignIn = ({ oidc, invite, onSignedIn }: {
   // back from the provider: finish its flow
   useEffect(() => {
     if (oidc !== null && oidc.error === undefined && isCallback()) {
-      void attempt(async () => accepted((await finishSignIn(oidc)).idToken))
+      void attempt(async () => {
+        const finished = await finishSignIn(oidc)
+        return accepted(finished.idToken, finished.workspace ?? undefined)
+      })
     }
   }, [])
   const provider = oidc === null ? "" : new URL(oidc.issuer).host
@@ -49,7 +65,7 @@ export const SignIn = ({ oidc, invite, onSignedIn }: {
           <>
             <p>Podium signs you in with your organisation's identity provider ({provider}).</p>
             <Alert message={error} />
-            <button type="button" disabled={busy || oidc.error !== undefined} onClick={() => void startSignIn(oidc, invite)}>
+            <button type="button" disabled={busy || oidc.error !== undefined} onClick={() => void startSignIn(oidc, workspace ?? null)}>
               Sign in with {provider}
             </button>
           </>
@@ -57,7 +73,7 @@ export const SignIn = ({ oidc, invite, onSignedIn }: {
         : (
           <form onSubmit={(event) => {
             event.preventDefault()
-            void attempt(() => accepted(token.trim()))
+            void attempt(() => accepted(token.trim(), workspace))
           }}>
             <Field label="Session token" hint="Run `podium dev-session --email you@example.com` and paste what it prints.">
               <textarea rows={4} value={token} onInput={(e) => setToken(e.currentTarget.value)} required autoComplete="off" spellcheck={false} />

@@ -1,7 +1,7 @@
 import type { TokenId } from "@podium/domain/shared"
 import { useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
-import { Alert, Table, Field, formatDate, Loading, Page, useAction, useLoad } from "./ui.tsx"
+import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad, useWorkspace } from "./ui.tsx"
 
 const scopes = [
   "leaderboards:read",
@@ -34,12 +34,13 @@ const Secret = ({ name, secret }: { readonly name: string; readonly secret: stri
 }
 
 export const TokensPage = ({ call }: { readonly call: Caller }) => {
-  const list = useLoad(() => call((c) => c.tokens.list({ query: {} })), [])
+  const workspace = useWorkspace()
+  const list = useLoad(() => call((c) => c.tokens.list({ query: workspace })), [workspace.business_id])
   const [name, setName] = useState("")
   const [chosen, setChosen] = useState<ReadonlySet<Scope>>(new Set(["leaderboards:read", "leaderboards:inference"]))
   const [created, setCreated] = useState<{ name: string; secret: string } | undefined>(undefined)
   const create = useAction(async () => {
-    const made = await call((c) => c.tokens.create({ payload: { name: name.trim(), scopes: [...chosen] as never } }))
+    const made = await call((c) => c.tokens.create({ payload: { ...workspace, name: name.trim(), scopes: [...chosen] as never } }))
     setCreated({ name: made.token.name, secret: made.secret })
     setName("")
     list.reload()

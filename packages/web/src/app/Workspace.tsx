@@ -1,16 +1,17 @@
 import type { InviteId, UserId, WorkspaceId } from "@podium/domain/shared"
 import { useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
-import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad } from "./ui.tsx"
+import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad, useWorkspace } from "./ui.tsx"
 
 /** Invites: who is invited, and the link they were mailed (also shown here to pass on by hand). */
 const Members = ({ call }: { readonly call: Caller }) => {
-  const list = useLoad(() => call((c) => c.invites.list({ query: {} })), [])
+  const workspace = useWorkspace()
+  const list = useLoad(() => call((c) => c.invites.list({ query: workspace })), [workspace.business_id])
   const [email, setEmail] = useState("")
   const [role, setRole] = useState<"member" | "admin">("member")
   const [link, setLink] = useState<string | undefined>(undefined)
   const invite = useAction(async () => {
-    const made = await call((c) => c.invites.invite({ payload: { email: email.trim() as never, role } }))
+    const made = await call((c) => c.invites.invite({ payload: { ...workspace, email: email.trim() as never, role } }))
     setLink(made.accept_url)
     setEmail("")
     list.reload()
@@ -103,9 +104,10 @@ const Integrations = ({ call }: { readonly call: Caller }) => {
   const [provider, setProvider] = useState<"router" | "hub">("router")
   const [token, setToken] = useState("")
   const [stored, setStored] = useState<string | undefined>(undefined)
+  const workspace = useWorkspace()
   const validate = useAction(async () => {
     setStored(undefined)
-    const result = await call((c) => c.integrations.validate({ payload: { provider, token } }))
+    const result = await call((c) => c.integrations.validate({ payload: { ...workspace, provider, token } }))
     setToken("")
     setStored(`The ${result.provider} token is valid${result.account.label === null ? "" : ` (${result.account.label})`} and stored.`)
   })

@@ -10,6 +10,7 @@ import { TracesPage } from "./Traces.tsx"
 import { oidcSettings } from "./Oidc.ts"
 import { SignIn } from "./SignIn.tsx"
 import { TokensPage } from "./Tokens.tsx"
+import { WorkspaceContext } from "./ui.tsx"
 import { WorkspacePage } from "./Workspace.tsx"
 
 /** The route is the hash (`#/leaderboards/<id>/human`): the server serves one page for all of them. */
@@ -41,15 +42,29 @@ const View = ({ route, call }: { readonly route: ReadonlyArray<string>; readonly
 }
 
 const oidc = oidcSettings()
-// An invite link (`/?invite_id=…`) is accepted by the first signed-in request with the invited
-// address; the id only tells the sign-in page to say so.
-const invite = new URLSearchParams(location.search).get("invite_id")
+// An invite link (`/?invite_id=…&business_id=…`) is accepted by the first signed-in request with
+// the invited address; the app then acts in the invite's workspace.
+const linked = new URLSearchParams(location.search)
+const invite = linked.get("invite_id")
+const invitedWorkspace = invite === null ? undefined : linked.get("business_id") ?? undefined
 
 const App = () => {
   const [call, setCall] = useState<Caller | undefined>(undefined)
+  const [workspace, setWorkspace] = useState(invitedWorkspace)
   const route = useRoute()
   if (call === undefined) {
-    return <SignIn oidc={oidc} invite={invite} onSignedIn={(signedIn) => setCall(() => signedIn)} />
+    return (
+      <SignIn
+        oidc={oidc}
+        invite={invite}
+        workspace={workspace}
+        onSignedIn={(signedIn) => {
+          // the invite's ids leave the address bar once used
+          if (location.search !== "") history.replaceState(null, "", `/${location.hash}`)
+          setCall(() => signedIn)
+        }}
+      />
+    )
   }
   const [section] = route
   const current = (name: string) => (section ?? "leaderboards") === name ? "page" : undefined
@@ -62,10 +77,15 @@ const App = () => {
           <a href="#/tokens" aria-current={current("tokens")}>API tokens</a>
           <a href="#/workspace" aria-current={current("workspace")}>Workspace</a>
         </nav>
+        {workspace === undefined ? null : (
+          <button type="button" class="link" onClick={() => setWorkspace(undefined)}>Invited workspace · switch to mine</button>
+        )}
         <button type="button" class="link" onClick={() => setCall(undefined)}>Sign out</button>
       </header>
       <main>
-        <View route={route} call={call} />
+        <WorkspaceContext.Provider value={workspace}>
+          <View key={workspace ?? ""} route={route} call={call} />
+        </WorkspaceContext.Provider>
       </main>
     </>
   )

@@ -1,7 +1,20 @@
+import type { WorkspaceId } from "@podium/domain/shared"
 import { DateTime } from "effect"
-import { cloneElement, type ComponentChildren, type VNode } from "preact"
-import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks"
+import { cloneElement, type ComponentChildren, createContext, type VNode } from "preact"
+import { useCallback, useContext, useEffect, useId, useRef, useState } from "preact/hooks"
 import { CallFailed } from "./Client.ts"
+
+/**
+ * The workspace the app acts in: the one an invite link named, else none (the caller's personal
+ * workspace, which the server picks when `business_id` is left out).
+ */
+export const WorkspaceContext = createContext<string | undefined>(undefined)
+
+/** `{ business_id }` for the workspace the app acts in, or nothing for the personal one. */
+export const useWorkspace = (): { readonly business_id?: WorkspaceId } => {
+  const workspace = useContext(WorkspaceContext)
+  return workspace === undefined ? {} : { business_id: workspace as WorkspaceId }
+}
 
 /** What a page loads: the value, the failure, and a way to load it again. */
 export interface Loaded<A> {
