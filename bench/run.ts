@@ -9,6 +9,7 @@ import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
 import { ModelInferenceBench } from "./ModelInferenceBench.ts"
 import { conditions, heading, jsonLine, table } from "./Report.ts"
 import { RunBench } from "./RunBench.ts"
+import { WebBench } from "./WebBench.ts"
 
 /**
  * `npm run bench [-- <name>...]`: runs the named benchmarks, or all of them, each against its own
@@ -23,7 +24,8 @@ const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [
   HumanBench,
   DatasetBench,
   ExportBench,
-  RunBench
+  RunBench,
+  WebBench
 ]
 
 const usage = () =>
