@@ -195,21 +195,22 @@ export const contractRule: Rule = (specifier, file) => {
 
 const webAppSrc = join(packagesDir, "web", "src", "app")
 
+/** What the browser app may use besides our contract: its UI, Effect, and the OpenID Connect client. */
+const browserPackages = ["preact", "effect", "oauth4webapi"]
+
 /**
- * The browser app runs in the reader's browser: it imports preact, effect, the HTTP contract (the
+ * The browser app runs in the reader's browser: it imports those packages, the HTTP contract (the
  * typed client's source) and domain entries, and nothing of Node or of the server's adapters.
  */
 export const webAppRule: Rule = (specifier, file) => {
   if (isRelative(specifier)) {
     return isInside(webAppSrc, resolve(dirname(file), specifier)) ? undefined : "the app imports only its own files"
   }
-  if (specifier === "preact" || specifier.startsWith("preact/") || specifier === "effect" || specifier.startsWith("effect/")) {
-    return undefined
-  }
+  if (browserPackages.some((name) => specifier === name || specifier.startsWith(`${name}/`))) return undefined
   const contract = /^@podium\/adapters-http\/(api\/[A-Za-z]+|[a-z]+\/[A-Za-z]+Api)$/.test(specifier)
   if (contract) return undefined
   if (specifier.startsWith("@podium/domain")) return domainEntryRule(specifier, file)
-  return "the app imports preact, effect, the HTTP contract and domain entries only"
+  return `the app imports ${browserPackages.join(", ")}, the HTTP contract and domain entries only`
 }
 
 const sourceExtension = /\.(ts|mts|cts|tsx|js|mjs|cjs)$/
@@ -259,7 +260,7 @@ describe("import boundaries", () => {
     expect(violations, format(violations)).toEqual([])
   })
 
-  it("the browser app imports only what runs in a browser: preact, effect, the contract, domain entries", () => {
+  it("the browser app imports only what runs in a browser: preact, effect, oauth4webapi, the contract, domain entries", () => {
     expect(sourceFiles(webAppSrc).length).toBeGreaterThan(3)
     const violations = checkDir(webAppSrc, webAppRule)
     expect(violations, format(violations)).toEqual([])

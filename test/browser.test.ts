@@ -66,6 +66,15 @@ describe("the web app", () => {
     await screenshot(page, "sign-in")
     await expectAccessible(page, "the sign-in page")
 
+    // only GET: anything else is the contract's 405, an unknown asset its 404
+    const posted = await podium.request("POST", "/", { json: {} })
+    expect(posted.status).toBe(405)
+    expect(posted.headers.get("allow")).toBe("GET")
+    expect(posted.body.error.code).toBe("method_not_allowed")
+    const missing = await podium.request("GET", "/assets/app-000000000000.js")
+    expect(missing.status).toBe(404)
+    expect(missing.body.error.code).toBe("not_found")
+
     const gzipped = await podium.request("GET", "/", { headers: { "accept-encoding": "identity" } })
     const script = /src="(\/assets\/app-[0-9a-f]+\.js)"/.exec(gzipped.text)?.[1]
     expect(script).toBeDefined()
@@ -133,6 +142,10 @@ describe("the web app", () => {
     expect(blind).toContain("Be brief.")
     await screenshot(page, "case-blind")
     await expectAccessible(page, "a case under blind review")
+    await page.setViewportSize({ width: 390, height: 844 })
+    await screenshot(page, "case-blind-phone")
+    await expectAccessible(page, "a case under blind review on a phone")
+    await page.setViewportSize({ width: 1280, height: 900 })
 
     // verdicts by keyboard: c for the selected response (A), which moves on to B, then i
     await page.locator("body").click({ position: { x: 5, y: 5 } })
