@@ -202,6 +202,23 @@ describe("the web app", () => {
     await page.context().close()
   })
 
+  it("sends the reader back to sign-in when the session ends, and then to the same page", async () => {
+    const page = await newPage(browser)
+    await page.goto(`${podium.url}/#/tokens`)
+    await page.getByLabel("Session token").fill(await session("browser-expiring", { expiresIn: "2s" }))
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("heading", { name: "API tokens", level: 1 }).waitFor()
+    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    await page.getByLabel("Token name").fill("too late")
+    await page.getByRole("button", { name: "Create token" }).click()
+    await page.getByRole("alert").filter({ hasText: "Your session has ended" }).waitFor()
+    await page.getByLabel("Session token").fill(await session("browser-expiring"))
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("heading", { name: "API tokens", level: 1 }).waitFor()
+    expect(await page.getByRole("cell", { name: "too late", exact: true }).count()).toBe(0)
+    await page.context().close()
+  })
+
   it("creates an API token whose secret is shown once and works, and revokes it", async () => {
     const page = await signIn("browser-tokens")
     await page.getByRole("link", { name: "API tokens" }).click()

@@ -29,8 +29,11 @@ const bodyOf = (error: unknown): { readonly code: string; readonly message: stri
     : undefined
 }
 
-/** A caller acting with the session token (kept in memory only: never in storage or a URL). */
-export const makeCaller = async (sessionToken: string): Promise<Caller> => {
+/**
+ * A caller acting with the session token (kept in memory only: never in storage or a URL).
+ * `onExpired` hears of a 401 (the session ended or was refused) after sign-in.
+ */
+export const makeCaller = async (sessionToken: string, onExpired: () => void = () => {}): Promise<Caller> => {
   const bearer = HttpClientRequest.bearerToken(sessionToken)
   const credentials = Layer.mergeAll(
     HttpApiMiddleware.layerClient(ApiTokenAuth, ({ next, request }) => next(bearer(request))),
@@ -44,6 +47,7 @@ export const makeCaller = async (sessionToken: string): Promise<Caller> => {
     if (Exit.isSuccess(exit)) return exit.value
     const error = Cause.squash(exit.cause)
     const body = bodyOf(error)
+    if (body?.code === "unauthorized") onExpired()
     if (body !== undefined) throw new CallFailed(body.code, body.message)
     throw new CallFailed("unavailable", "Podium could not be reached, or answered something unexpected. Try again.")
   }

@@ -8,8 +8,9 @@ import { Alert, Field, messageOf } from "./ui.tsx"
  * A caller with `token`, once the server has accepted it in `workspace` (the one an invite named,
  * which this first signed-in request joins when the invite is for the caller's address).
  */
-const accepted = async (token: string, workspace: string | undefined): Promise<Caller> => {
-  const call = await makeCaller(token)
+const accepted = async (token: string, workspace: string | undefined, onExpired: () => void): Promise<Caller> => {
+  let signedIn = false
+  const call = await makeCaller(token, () => signedIn && onExpired())
   try {
     await call((c) => c.leaderboards.list({ query: { limit: 1, ...(workspace === undefined ? {} : { business_id: workspace as WorkspaceId }) } }))
   } catch (error) {
@@ -18,6 +19,7 @@ const accepted = async (token: string, workspace: string | undefined): Promise<C
     }
     throw error
   }
+  signedIn = true
   return call
 }
 
@@ -26,12 +28,16 @@ const accepted = async (token: string, workspace: string | undefined): Promise<C
  * ID token is the session. Without one (local use): the session token `podium dev-session` prints.
  * Either way the token is checked against the server, then kept in memory only.
  */
-export const SignIn = ({ oidc, invite, workspace, onSignedIn }: {
+export const SignIn = ({ oidc, invite, workspace, notice, onSignedIn, onExpired }: {
   readonly oidc: OidcSettings | null
   readonly invite: string | null
   /** The workspace an invite link named. */
   readonly workspace: string | undefined
+  /** Why the reader is here again (the session ended). */
+  readonly notice: string | undefined
   readonly onSignedIn: (call: Caller) => void
+  /** Called when a signed-in call is refused as unauthenticated. */
+  readonly onExpired: () => void
 }) => {
   const [token, setToken] = useState("")
   const [error, setError] = useState<string | undefined>(oidc?.error)
@@ -51,7 +57,7 @@ export const SignIn = ({ oidc, invite, workspace, onSignedIn }: {
     if (oidc !== null && oidc.error === undefined && isCallback()) {
       void attempt(async () => {
         const finished = await finishSignIn(oidc)
-        return accepted(finished.idToken, finished.workspace ?? undefined)
+        return accepted(finished.idToken, finished.workspace ?? undefined, onExpired)
       })
     }
   }, [])
@@ -59,6 +65,7 @@ export const SignIn = ({ oidc, invite, workspace, onSignedIn }: {
   return (
     <main class="sign-in">
       <h1>Sign in to Podium</h1>
+      {notice === undefined ? null : <p class="alert" role="alert">{notice}</p>}
       {invite === null ? null : <p class="note">You were invited to a workspace: sign in with the invited address to join it.</p>}
       {oidc !== null
         ? (
@@ -73,7 +80,7 @@ export const SignIn = ({ oidc, invite, workspace, onSignedIn }: {
         : (
           <form onSubmit={(event) => {
             event.preventDefault()
-            void attempt(() => accepted(token.trim(), workspace))
+            void attempt(() => accepted(token.trim(), workspace, onExpired))
           }}>
             <Field label="Session token" hint="Run `podium dev-session --email you@example.com` and paste what it prints.">
               <textarea rows={4} value={token} onInput={(e) => setToken(e.currentTarget.value)} required autoComplete="off" spellcheck={false} />

@@ -51,6 +51,7 @@ const invitedWorkspace = invite === null ? undefined : linked.get("business_id")
 const App = () => {
   const [call, setCall] = useState<Caller | undefined>(undefined)
   const [workspace, setWorkspace] = useState(invitedWorkspace)
+  const [notice, setNotice] = useState<string | undefined>(undefined)
   const route = useRoute()
   if (call === undefined) {
     return (
@@ -58,9 +59,15 @@ const App = () => {
         oidc={oidc}
         invite={invite}
         workspace={workspace}
+        notice={notice}
+        onExpired={() => {
+          setNotice("Your session has ended: sign in again to go on.")
+          setCall(undefined)
+        }}
         onSignedIn={(signedIn) => {
           // the invite's ids leave the address bar once used
           if (location.search !== "") history.replaceState(null, "", `/${location.hash}`)
+          setNotice(undefined)
           setCall(() => signedIn)
         }}
       />
