@@ -1,21 +1,13 @@
-import { Cause, Effect, Exit, LogLevel, Redacted, Schema, SchemaIssue } from "effect"
+import { Cause, Effect, Exit, Schema, SchemaIssue } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Authentication, grants, InsufficientScope, type Principal, type Scope, Unauthenticated } from "@podium/domain/access"
+import type { Authentication, Scope } from "@podium/domain/access"
 import { Inference } from "@podium/domain/inference"
 import { ModelInference } from "@podium/domain/models"
-import { Internal } from "../api/Errors.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { jsonBodyIssue } from "../RequestInput.ts"
-import { errorBody, maxBodyBytes, requestIdOf, schemaIssues, validationFailedBody } from "../RequestPipeline.ts"
+import { bearerOf, type FrontRoute, InvalidInput, makeFrontDoor } from "../FrontDoor.ts"
+import { maxBodyBytes, requestIdOf, validationFailedBody } from "../RequestPipeline.ts"
 import { InferenceRequest } from "./InferenceApi.ts"
-
-/**
- * A route answered straight from Node's `request` event, before the HttpApi router: `handle`
- * answers the request and says true, or says false and leaves it to the router untouched.
- */
-export interface FrontRoute {
-  readonly handle: (request: IncomingMessage, response: ServerResponse) => boolean
-}
 
 type Target =
   | { readonly kind: "leaderboard"; readonly id: string; readonly scope: Scope }
@@ -46,27 +38,7 @@ const targetOf = (url: string): Target | undefined => {
 /** Bodies the router would take as JSON and whose length it knows up front. */
 const jsonContentType = /^application\/json\s*(?:;.*)?$/i
 
-/** `Authorization: Bearer <credential>` as the HttpApi reads it (RFC 9110: scheme case-insensitive, 1*SP). */
-const bearerOf = (authorization: string | undefined): string => {
-  if (authorization === undefined || authorization.length <= 6 || authorization.charCodeAt(6) !== 32) return ""
-  if (authorization.slice(0, 6).toLowerCase() !== "bearer") return ""
-  let start = 7
-  while (authorization.charCodeAt(start) === 32) start++
-  return authorization.slice(start)
-}
-
-const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
-
 const decodePayload = Schema.decodeUnknownExit(Schema.Union([InferenceRequest]), { errors: "all" })
-
-/** A payload that fails the schema: answered 400 with its issues, as the router answers it. */
-class InvalidPayload {
-  readonly _tag = "InvalidPayload"
-  readonly issue: SchemaIssue.Issue
-  constructor(issue: SchemaIssue.Issue) {
-    this.issue = issue
-  }
-}
 
 /**
  * Leaderboard and model inference without the HttpApi stack: the same checks in the same order
@@ -78,24 +50,10 @@ class InvalidPayload {
  */
 export const makeFastInference = Effect.gen(function*() {
   const context = yield* Effect.context<Authentication | Inference | ModelInference>()
-  const auth = yield* Authentication
   const leaderboards = yield* Inference
   const models = yield* ModelInference
   const run = Effect.runForkWith(context)
-  // the request line is logged at Info: no fiber for it when the level is above
-  const logsRequests = yield* LogLevel.isEnabled("Info")
-
-  const principalOf = (credential: string, scope: Scope): Effect.Effect<Principal, Unauthenticated | InsufficientScope> => {
-    if (credential === "") return Effect.fail(missing)
-    const secret = Redacted.make(credential)
-    return Effect.flatMap(
-      Authentication.isApiTokenSecret(credential) ? auth.apiToken(secret) : auth.session(secret),
-      (principal) =>
-        principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, scope)
-          ? Effect.succeed(principal)
-          : Effect.fail(new InsufficientScope({ required_scope: scope }))
-    )
-  }
+  const { failure, principalOf, send } = yield* makeFrontDoor
 
   const serve = (target: Target, credential: string, text: string) =>
     Effect.gen(function*() {
@@ -106,14 +64,14 @@ export const makeFastInference = Effect.gen(function*() {
         try {
           parsed = JSON.parse(text)
         } catch {
-          return yield* Effect.fail(new InvalidPayload(new SchemaIssue.InvalidValue({ message: "Expected a valid JSON body" })))
+          return yield* Effect.fail(new InvalidInput("Payload", new SchemaIssue.InvalidValue({ message: "Expected a valid JSON body" })))
         }
       }
       const payload = decodePayload(parsed)
       if (Exit.isFailure(payload)) {
         const error = Cause.squash(payload.cause)
         if (!Schema.isSchemaError(error)) return yield* Effect.die(error)
-        return yield* Effect.fail(new InvalidPayload(error.issue))
+        return yield* Effect.fail(new InvalidInput("Payload", error.issue))
       }
       if (target.kind === "leaderboard") {
         const served = yield* mapDomainErrors(leaderboards.infer(principal, target.id as never, payload.value))
@@ -138,62 +96,13 @@ export const makeFastInference = Effect.gen(function*() {
       }
     })
 
-  const answer = (
-    request: IncomingMessage,
-    response: ServerResponse,
-    requestId: string,
-    started: number,
-    status: number,
-    body: string,
-    headers: Record<string, string> = {}
-  ) => {
-    if (!response.destroyed && !response.headersSent) {
-      response.writeHead(status, {
-        ...headers,
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body),
-        ...(status === 401 ? { "www-authenticate": "Bearer" } : {}),
-        "x-request-id": requestId
-      })
-      response.end(body)
-    }
-    if (!logsRequests) return
-    run(Effect.logInfo("request").pipe(Effect.annotateLogs({
-      request_id: requestId,
-      method: "POST",
-      path: (request.url ?? "").split("?")[0],
-      status,
-      duration_ms: Math.round((performance.now() - started) * 10) / 10
-    })))
-  }
-
   const respond = (request: IncomingMessage, response: ServerResponse, requestId: string, started: number, exit: Exit.Exit<
     { readonly body: string; readonly headers: Record<string, string> },
     unknown
-  >) => {
-    if (Exit.isSuccess(exit)) return answer(request, response, requestId, started, 200, exit.value.body, exit.value.headers)
-    if (Cause.hasInterruptsOnly(exit.cause)) return answer(request, response, requestId, started, 499, "")
-    const error = Cause.squash(exit.cause)
-    if (error instanceof InvalidPayload) {
-      return answer(request, response, requestId, started, 400, JSON.stringify(validationFailedBody(schemaIssues("Payload", error.issue))))
-    }
-    const status = (error as { readonly constructor?: { readonly status?: unknown } } | null)?.constructor?.status
-    if (typeof status === "number" && typeof error === "object" && error !== null && "error" in error) {
-      const body = (error as { readonly error: { readonly details?: { readonly retry_after_seconds?: unknown } } }).error
-      const retryAfter = status === 429 ? body.details?.retry_after_seconds : undefined
-      return answer(
-        request,
-        response,
-        requestId,
-        started,
-        status,
-        JSON.stringify({ error: body }),
-        typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}
-      )
-    }
-    run(Effect.logError("request failed", exit.cause).pipe(Effect.annotateLogs("request_id", requestId)))
-    return answer(request, response, requestId, started, Internal.status, JSON.stringify(errorBody(Internal.code, "Internal error")))
-  }
+  >) =>
+    send(run, request, response, requestId, started, Exit.isSuccess(exit)
+      ? { status: 200, body: exit.value.body, headers: exit.value.headers }
+      : failure(run, requestId, exit.cause))
 
   const handle = (request: IncomingMessage, response: ServerResponse): boolean => {
     if (request.method !== "POST") return false
@@ -213,7 +122,7 @@ export const makeFastInference = Effect.gen(function*() {
       const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8")
       const hostile = jsonBodyIssue(text)
       if (hostile !== undefined) {
-        return answer(request, response, requestId, started, 400, JSON.stringify(validationFailedBody([hostile])))
+        return send(run, request, response, requestId, started, { status: 400, body: JSON.stringify(validationFailedBody([hostile])) })
       }
       const served = serve(target, bearerOf(headers.authorization), text).pipe(Effect.annotateLogs("request_id", requestId))
       const fiber = run(Effect.withSpan(served, "http.server POST", {

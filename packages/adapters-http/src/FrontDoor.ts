@@ -1,0 +1,137 @@
+import { Cause, Effect, type Fiber, LogLevel, Redacted, type SchemaIssue } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { Authentication, grants, InsufficientScope, type Principal, type Scope, Unauthenticated } from "@podium/domain/access"
+import { Internal } from "./api/Errors.ts"
+import { errorBody, schemaIssues, validationFailedBody } from "./RequestPipeline.ts"
+
+/**
+ * A route answered straight from Node's `request` event, before the HttpApi router: `handle`
+ * answers the request and says true, or says false and leaves it to the router untouched.
+ */
+export interface FrontRoute {
+  readonly handle: (request: IncomingMessage, response: ServerResponse) => boolean
+}
+
+/** The first route that takes the request. */
+export const firstOf = (routes: ReadonlyArray<FrontRoute>): FrontRoute => ({
+  handle: (request, response) => routes.some((route) => route.handle(request, response))
+})
+
+/** `Authorization: Bearer <credential>` as the HttpApi reads it (RFC 9110: scheme case-insensitive, 1*SP). */
+export const bearerOf = (authorization: string | undefined): string => {
+  if (authorization === undefined || authorization.length <= 6 || authorization.charCodeAt(6) !== 32) return ""
+  if (authorization.slice(0, 6).toLowerCase() !== "bearer") return ""
+  let start = 7
+  while (authorization.charCodeAt(start) === 32) start++
+  return authorization.slice(start)
+}
+
+const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
+
+/** A payload or query that fails the schema: answered 400 with its issues, as the router answers it. */
+export class InvalidInput {
+  readonly _tag = "InvalidInput"
+  readonly kind: string
+  readonly issue: SchemaIssue.Issue
+  constructor(kind: string, issue: SchemaIssue.Issue) {
+    this.kind = kind
+    this.issue = issue
+  }
+}
+
+/** What a front route answers with: the body (or a stream it writes itself) and its headers. */
+export interface Answer {
+  readonly status: number
+  readonly body: string
+  readonly headers?: Record<string, string> | undefined
+}
+
+/**
+ * The parts every front route shares, so each answers exactly as the router would: the credential
+ * check with the router's order and errors, the error bodies (the domain's errors by their status,
+ * schema failures as `validation_failed`, anything else a logged 500), and the request log line.
+ */
+export const makeFrontDoor = Effect.gen(function*() {
+  const auth = yield* Authentication
+  // the request line is logged at Info: no fiber for it when the level is above
+  const logsRequests = yield* LogLevel.isEnabled("Info")
+
+  const principalOf = (credential: string, scope: Scope): Effect.Effect<Principal, Unauthenticated | InsufficientScope> => {
+    if (credential === "") return Effect.fail(missing)
+    const secret = Redacted.make(credential)
+    return Effect.flatMap(
+      Authentication.isApiTokenSecret(credential) ? auth.apiToken(secret) : auth.session(secret),
+      (principal) =>
+        principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, scope)
+          ? Effect.succeed(principal)
+          : Effect.fail(new InsufficientScope({ required_scope: scope }))
+    )
+  }
+
+  /** Logs the request line as the router's pipeline does, on `run`'s fiber. */
+  const logRequest = (
+    run: (effect: Effect.Effect<void>) => Fiber.Fiber<void>,
+    request: IncomingMessage,
+    requestId: string,
+    started: number,
+    status: number
+  ) => {
+    if (!logsRequests) return
+    run(Effect.logInfo("request").pipe(Effect.annotateLogs({
+      request_id: requestId,
+      method: request.method ?? "",
+      path: (request.url ?? "").split("?")[0],
+      status,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10
+    })))
+  }
+
+  /** Writes `answer` (unless the client left or a head went out) and logs the request. */
+  const send = (
+    run: (effect: Effect.Effect<void>) => Fiber.Fiber<void>,
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+    started: number,
+    answer: Answer
+  ) => {
+    if (!response.destroyed && !response.headersSent) {
+      response.writeHead(answer.status, {
+        ...answer.headers,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(answer.body),
+        ...(answer.status === 401 ? { "www-authenticate": "Bearer" } : {}),
+        "x-request-id": requestId
+      })
+      response.end(answer.body)
+    }
+    logRequest(run, request, requestId, started, answer.status)
+  }
+
+  /** The answer for a failed exit, as the router's error mapping and pipeline would give it. */
+  const failure = (
+    run: (effect: Effect.Effect<void>) => Fiber.Fiber<void>,
+    requestId: string,
+    cause: Cause.Cause<unknown>
+  ): Answer => {
+    if (Cause.hasInterruptsOnly(cause)) return { status: 499, body: "" }
+    const error = Cause.squash(cause)
+    if (error instanceof InvalidInput) {
+      return { status: 400, body: JSON.stringify(validationFailedBody(schemaIssues(error.kind, error.issue))) }
+    }
+    const status = (error as { readonly constructor?: { readonly status?: unknown } } | null)?.constructor?.status
+    if (typeof status === "number" && typeof error === "object" && error !== null && "error" in error) {
+      const body = (error as { readonly error: { readonly details?: { readonly retry_after_seconds?: unknown } } }).error
+      const retryAfter = status === 429 ? body.details?.retry_after_seconds : undefined
+      return {
+        status,
+        body: JSON.stringify({ error: body }),
+        headers: typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}
+      }
+    }
+    run(Effect.logError("request failed", cause).pipe(Effect.annotateLogs("request_id", requestId)))
+    return { status: Internal.status, body: JSON.stringify(errorBody(Internal.code, "Internal error")) }
+  }
+
+  return { principalOf, send, failure, logRequest }
+})
