@@ -17,7 +17,9 @@ import { HealthHttp } from "@podium/adapters-http/health/HealthHttp"
 import { DocumentReaderNode } from "@podium/adapters-http/DocumentReaderNode"
 import { HumanHttp } from "@podium/adapters-http/human/HumanHttp"
 import { InferenceHttp } from "@podium/adapters-http/inference/InferenceHttp"
+import { makeFastExport } from "@podium/adapters-http/inference/FastExport"
 import { makeFastInference } from "@podium/adapters-http/inference/FastInference"
+import { firstOf } from "@podium/adapters-http/FrontDoor"
 import { IntegrationsHttp } from "@podium/adapters-http/integrations/IntegrationsHttp"
 import { InvitesHttp } from "@podium/adapters-http/access/InvitesHttp"
 import { LeaderboardsHttp } from "@podium/adapters-http/leaderboards/LeaderboardsHttp"
@@ -355,7 +357,7 @@ export const layerCommandLogging = (config: PodiumConfig) =>
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
   )
 
-/** Where the service listens; `fastInference: false` leaves the inference routes to the router too (tests compare both). */
+/** Where the service listens; `fastInference: false` leaves the inference and export routes to the router too (tests compare both). */
 export interface Listen {
   readonly port: number
   readonly host: string
@@ -383,7 +385,7 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const front: FrontDoor = { route: undefined }
   const server = NodeHttpServer.layer(() => createHoldingServer({}, front), { port: listen.port, host: listen.host })
   const frontRoutes = listen.fastInference === false ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
-    front.route = yield* makeFastInference
+    front.route = firstOf([yield* makeFastInference, yield* makeFastExport])
     yield* Effect.addFinalizer(() => Effect.sync(() => front.route = undefined))
   }))
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
