@@ -1,7 +1,8 @@
-import { Layer, Tracer } from "effect"
+import type { Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
 import { type Podium, type Reply, request, startPodium } from "./support/Podium.ts"
+import { serverSpans } from "./support/Spans.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
 
 // A JSONL trace export page is answered at the server's front door (FastExport), before the HttpApi
@@ -17,18 +18,9 @@ let wrongScope: string
 let leaderboardId: string
 const frontSpans: Array<Tracer.Span> = []
 
-const spans = (into: Array<Tracer.Span>) =>
-  Layer.succeed(Tracer.Tracer, Tracer.make({
-    span: (options) => {
-      const span = new Tracer.NativeSpan(options)
-      if (options.kind === "server") into.push(span)
-      return span
-    }
-  }))
-
 beforeAll(async () => {
   const env = { DATABASE_URL: await freshDatabaseUrl() }
-  front = await startPodium(env, { tracing: spans(frontSpans) })
+  front = await startPodium(env, { tracing: serverSpans(frontSpans) })
   router = await startPodium(env, { fastInference: false })
   owner = await signedIn(front, "front-export-owner")
   stranger = await signedIn(front, "front-export-stranger")

@@ -1,10 +1,11 @@
-import { Layer, Tracer } from "effect"
+import type { Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
 import { aCandidate, apiToken, servingLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
 import { deployedModel, lastUser, referenceOf } from "./support/Models.ts"
 import { type Podium, type Reply, request, startPodium } from "./support/Podium.ts"
+import { serverSpans } from "./support/Spans.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
 
 // Leaderboard and model inference are answered at the server's front door (FastInference), before
@@ -25,15 +26,6 @@ let modelId: string
 let versionId: string
 const frontSpans: Array<Tracer.Span> = []
 
-const spans = (into: Array<Tracer.Span>) =>
-  Layer.succeed(Tracer.Tracer, Tracer.make({
-    span: (options) => {
-      const span = new Tracer.NativeSpan(options)
-      if (options.kind === "server") into.push(span)
-      return span
-    }
-  }))
-
 beforeAll(async () => {
   upstream = await startOpenAiFake()
   tuner = await startFineTuneFake({ apiKey: fineTuneKey })
@@ -45,7 +37,7 @@ beforeAll(async () => {
     FINE_TUNE_BASE_MODELS: "base-model",
     FINE_TUNE_POLL_INTERVAL_MS: "50"
   }
-  front = await startPodium(env, { tracing: spans(frontSpans) })
+  front = await startPodium(env, { tracing: serverSpans(frontSpans) })
   router = await startPodium(env, { fastInference: false })
   owner = await signedIn(front, "front-door-owner")
   leaderboardToken = await apiToken(owner.api, ["leaderboards:inference"])

@@ -31,6 +31,23 @@ const JudgeFields = ({ judge, onChange }: { readonly judge: Judge; readonly onCh
   </div>
 )
 
+/** How answers are scored, and the judge when a model judges them. */
+const EvaluationFields = ({ evalType, onEvalType, judge, onJudge }: {
+  readonly evalType: EvalType
+  readonly onEvalType: (evalType: EvalType) => void
+  readonly judge: Judge
+  readonly onJudge: (judge: Judge) => void
+}) => (
+  <>
+    <Field label="Evaluation">
+      <select value={evalType} onChange={(e) => onEvalType(e.currentTarget.value as EvalType)}>
+        {evalTypes.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+      </select>
+    </Field>
+    {evalType === "judge" ? <JudgeFields judge={judge} onChange={onJudge} /> : null}
+  </>
+)
+
 export const LeaderboardsPage = ({ call }: { readonly call: Caller }) => {
   const workspace = useWorkspace()
   const list = useLoad(() => call((c) => c.leaderboards.list({ query: { limit: 100, ...workspace } })), [workspace.business_id])
@@ -84,12 +101,7 @@ export const LeaderboardsPage = ({ call }: { readonly call: Caller }) => {
         <Field label="Name">
           <input value={name} onInput={(e) => setName(e.currentTarget.value)} required maxLength={200} />
         </Field>
-        <Field label="Evaluation">
-          <select value={evalType} onChange={(e) => setEvalType(e.currentTarget.value as EvalType)}>
-            {evalTypes.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
-          </select>
-        </Field>
-        {evalType === "judge" ? <JudgeFields judge={judge} onChange={setJudge} /> : null}
+        <EvaluationFields evalType={evalType} onEvalType={setEvalType} judge={judge} onJudge={setJudge} />
         {evalType === "human" ? null : (
           <Field label="Dataset URL" hint="A JSONL, CSV or JSON file of rows with an input and a reference, or a hub dataset; empty: rows pushed to Podium.">
             <input type="url" value={datasetUrl} onInput={(e) => setDatasetUrl(e.currentTarget.value)} />
@@ -237,12 +249,7 @@ const Settings = ({ call, leaderboard, challenge, onSaved, open, onToggle }: {
         <Field label="Model prompt" hint="A template for the user message; {input} and {context} are filled in.">
           <textarea rows={2} value={modelPrompt} onInput={(e) => setModelPrompt(e.currentTarget.value)} />
         </Field>
-        <Field label="Evaluation">
-          <select value={evalType} onChange={(e) => setEvalType(e.currentTarget.value as EvalType)}>
-            {evalTypes.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
-          </select>
-        </Field>
-        {evalType === "judge" ? <JudgeFields judge={judge} onChange={setJudge} /> : null}
+        <EvaluationFields evalType={evalType} onEvalType={setEvalType} judge={judge} onJudge={setJudge} />
         <div class="row">
           <Field label="Run schedule (cron)" hint="e.g. 0 6 * * 1 for Mondays at 06:00; empty: no scheduled runs.">
             <input value={cron} onInput={(e) => setCron(e.currentTarget.value)} />

@@ -1,19 +1,8 @@
+import { type Scope, Scopes } from "@podium/domain/access"
 import type { TokenId } from "@podium/domain/shared"
 import { useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
 import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad, useWorkspace } from "./ui.tsx"
-
-const scopes = [
-  "leaderboards:read",
-  "leaderboards:write",
-  "leaderboards:run",
-  "leaderboards:inference",
-  "models:read",
-  "models:write",
-  "models:fine-tune",
-  "models:inference"
-] as const
-type Scope = typeof scopes[number]
 
 /** The secret of a token just created: shown once, with a copy button; gone when the page is left. */
 const Secret = ({ name, secret }: { readonly name: string; readonly secret: string }) => {
@@ -40,7 +29,7 @@ export const TokensPage = ({ call }: { readonly call: Caller }) => {
   const [chosen, setChosen] = useState<ReadonlySet<Scope>>(new Set(["leaderboards:read", "leaderboards:inference"]))
   const [created, setCreated] = useState<{ name: string; secret: string } | undefined>(undefined)
   const create = useAction(async () => {
-    const made = await call((c) => c.tokens.create({ payload: { ...workspace, name: name.trim(), scopes: [...chosen] as never } }))
+    const made = await call((c) => c.tokens.create({ payload: { ...workspace, name: name.trim(), scopes: [...chosen] } }))
     setCreated({ name: made.token.name, secret: made.secret })
     setName("")
     list.reload()
@@ -96,7 +85,7 @@ export const TokensPage = ({ call }: { readonly call: Caller }) => {
         <fieldset>
           <legend>Scopes</legend>
           <div class="scopes">
-            {scopes.map((scope) => (
+            {Scopes.map((scope) => (
               <label key={scope} class="choice">
                 <input type="checkbox" checked={chosen.has(scope)} onChange={() => toggle(scope)} />
                 {scope}
