@@ -1,7 +1,7 @@
 import { Effect, Exit, Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Authentication } from "@podium/domain/access"
-import { type ExportQuery, TraceExport } from "@podium/domain/inference"
+import { type ExportQuery, TraceExport, TraceSource } from "@podium/domain/inference"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { bearerOf, type FrontRoute, makeFrontDoor } from "../FrontDoor.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
@@ -22,7 +22,8 @@ const count = (text: string, min: number, max: number): number | undefined => {
   return Number.isSafeInteger(n) && n >= min && n <= max ? n : undefined
 }
 
-const sources = new Set(["run", "inference", "dataset", "manual", "fine_tune"])
+/** The sources a trace can have, as the domain lists them. */
+const sources = new Set<string>(TraceSource.literals)
 
 /**
  * A JSONL export page's query in its plain form: each known parameter once, valid as the contract
