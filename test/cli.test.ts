@@ -466,6 +466,16 @@ describe("configuration", () => {
       await new Promise((resolve) => jwks.close(resolve))
     }
   }, 30_000)
+
+  it("dev-session refuses when sessions are an OpenID Connect provider's ID tokens, and says so", async () => {
+    const refused = await runPodium(["dev-session", "--email", "dev@example.com"], {
+      OIDC_ISSUER: "https://id.example.invalid",
+      OIDC_CLIENT_ID: "podium-web"
+    })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stdout + refused.stderr).toMatch(/OIDC_ISSUER/)
+    expect(refused.stdout).not.toMatch(jwtPattern)
+  }, 30_000)
 })
 
 describe("a first run that just works", () => {

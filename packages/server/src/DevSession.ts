@@ -8,14 +8,18 @@ export const devSubject = (email: string) => `dev|${email.toLowerCase()}`
 
 /**
  * Mints a session JWT signed with the HS256 secret (configured, or kept in DATA_DIR).
- * Refuses when sessions are verified against a JWKS: then only the identity provider can sign in.
+ * Refuses when sessions are verified against a JWKS (SESSION_JWKS_URL, or the OIDC_ISSUER's): then
+ * only the identity provider can sign in.
  */
 export const mintDevSession = (config: PodiumConfig, email: string, ttlSeconds: number) =>
   Effect.gen(function*() {
     const sessionSecret = yield* resolveSessionSecret(config)
     if (Option.isNone(sessionSecret)) {
       return yield* Effect.fail(
-        new Error("dev-session needs an HS256 secret: sessions here are verified against SESSION_JWKS_URL")
+        new Error(
+          "dev-session needs an HS256 secret: sessions here are verified against " +
+            (Option.isSome(config.sessionJwksUrl) ? "SESSION_JWKS_URL" : "the OIDC_ISSUER's keys (sign in through the web app)")
+        )
       )
     }
     let jwt = new SignJWT({ email, email_verified: true })
