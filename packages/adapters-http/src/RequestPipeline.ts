@@ -86,19 +86,29 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const rowByRowPaths = /^\/v1\/leaderboard\/[^/]+\/dataset\/push\/?$/
 
 /**
+ * The request with its body text as read here. The platform decodes the body again on every read of
+ * `text` (the HttpApi's payload decoding reads it too): a push of 10 MiB would be decoded twice.
+ */
+const withText = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
+  Object.create(request, { text: { value: Effect.succeed(text) } })
+
+/**
  * What no route accepts, refused before any route runs (see RequestInput): a URL or JSON body with
  * U+0000 or lone surrogates, JSON nested too deep, and a declared length over the limit (refused
- * without reading the body).
+ * without reading the body). Answers the refusal, or the request to route (its text read once).
  */
-const refuseHostileInput = (request: HttpServerRequest.HttpServerRequest) =>
+const refuseHostileInput = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse | HttpServerRequest.HttpServerRequest, HttpServerError.HttpServerError> =>
   Effect.gen(function*() {
     const inUrl = urlIssue(request.url)
     if (inUrl !== undefined) return invalid([inUrl])
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge()
-    if (!bodyMethods.has(request.method) || !(request.headers["content-type"] ?? "").includes("json")) return undefined
-    const inBody = jsonBodyIssue(yield* request.text, { depthOnly: rowByRowPaths.test(pathOf(request.url)) })
-    return inBody === undefined ? undefined : invalid([inBody])
+    if (!bodyMethods.has(request.method) || !(request.headers["content-type"] ?? "").includes("json")) return request
+    const text = yield* request.text
+    const inBody = jsonBodyIssue(text, { depthOnly: rowByRowPaths.test(pathOf(request.url)) })
+    return inBody === undefined ? withText(request, text) : invalid([inBody])
   })
 
 /** Codes of bare platform responses: the error class's where one code owns the status, else a generic one. */
@@ -227,7 +237,11 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
       const request = yield* HttpServerRequest.HttpServerRequest
       const requestId = requestIdOf(request.headers["x-request-id"])
       let response = yield* refuseHostileInput(request).pipe(
-        Effect.flatMap((refused) => refused === undefined ? app : Effect.succeed(refused)),
+        Effect.flatMap((routed) =>
+          HttpServerResponse.isHttpServerResponse(routed)
+            ? Effect.succeed(routed)
+            : Effect.provideService(app, HttpServerRequest.HttpServerRequest, routed)
+        ),
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
         Effect.catchCause((cause) => fromCause(cause, request)),
         Effect.annotateLogs("request_id", requestId)
