@@ -25,4 +25,22 @@ describe("UUIDv7", () => {
       }
     }), { numRuns: 30 })
   })
+
+  it("property: many ids at once are ids as next makes them, in order, and no two alike", () => {
+    fc.assert(fc.property(fc.integer({ min: 0, max: 9000 }), fc.integer({ min: -2, max: 2 }), (count, step) => {
+      const next = makeUuidV7()
+      const ms = Date.UTC(2026, 0, 1)
+      const first = next(ms)
+      const ids = next.many(ms + step, count)
+      const last = next(ms + step)
+      expect(ids).toHaveLength(count)
+      expect(new Set([first, ...ids, last]).size).toBe(count + 2)
+      let previous = first
+      for (const id of [...ids, last]) {
+        expect(id).toMatch(uuid)
+        expect(id > previous).toBe(true)
+        previous = id
+      }
+    }), { numRuns: 30 })
+  })
 })
