@@ -43,6 +43,12 @@ const linesPerChunk = 1000
 /** Below every row id: where a version without a newest-N floor starts. */
 const nilUuid = "00000000-0000-0000-0000-000000000000"
 
+/**
+ * Joins the rows' JSON in one parameter: U+001E (chr(30)), which JSON text never holds unescaped.
+ * A few long parameters cost far less to encode than arrays of thousands of elements.
+ */
+const separator = "\u001e"
+
 const layer = Layer.effect(
   DatasetRepository,
   Effect.gen(function*() {
@@ -80,36 +86,44 @@ const layer = Layer.effect(
         ? [...unordered].sort((a, b) => (a.clientId ?? "") < (b.clientId ?? "") ? -1 : (a.clientId ?? "") > (b.clientId ?? "") ? 1 : 0)
         : unordered
       const ids = new Array<string>(rows.length)
-      const clients = new Array<string>(rows.length)
+      const clients = new Array<string | null>(rows.length)
       const data = new Array<string>(rows.length)
-      const inputs = new Array<string>(rows.length)
-      const references = new Array<string>(rows.length)
+      const inputs = new Array<string | null>(rows.length)
+      const references = new Array<string | null>(rows.length)
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!
         ids[i] = row.id
-        // arrays of text travel without nulls: the empty string stands for none (NULLIF below)
-        clients[i] = row.clientId ?? ""
+        clients[i] = row.clientId
         data[i] = row.json
-        inputs[i] = row.input ?? ""
-        references[i] = row.reference ?? ""
+        inputs[i] = row.input
+        references[i] = row.reference
       }
       const { now } = periods
+      // a few long parameters (see separator): ids joined by commas, text that may hold anything as JSON arrays
+      const insert = sql`
+        INSERT INTO dataset_rows (leaderboard_id, id, client_id, batch_id, data, input, reference, created_at)
+        SELECT ${input.leaderboardId}, u.id, u.client_id, ${input.batchId}, u.data::json, u.input, u.reference, ${now}
+        FROM ROWS FROM (
+          unnest(string_to_array(${ids.join(",")}, ',')::uuid[]),
+          unnest(string_to_array(${data.join(separator)}, chr(30))),
+          json_array_elements_text(${JSON.stringify(clients)}::json),
+          json_array_elements_text(${JSON.stringify(inputs)}::json),
+          json_array_elements_text(${JSON.stringify(references)}::json)
+        ) AS u(id, data, client_id, input, reference)`
+      // without client ids every row is stored: a plain insert (no speculative insertion per row) of
+      // which the count is known; with them, a retried id is skipped and the stored ones counted
       const stored = rows.length === 0
         ? sql`SELECT NULL::uuid AS id WHERE false`
-        : sql`
-          INSERT INTO dataset_rows (leaderboard_id, id, client_id, batch_id, data, input, reference, created_at)
-          SELECT ${input.leaderboardId}, u.id, NULLIF(u.client_id, ''), ${input.batchId}, u.data, NULLIF(u.input, ''),
-                 NULLIF(u.reference, ''), ${now}
-          FROM unnest(${ids}::uuid[], ${clients}::text[], ${data}::json[], ${inputs}::text[], ${references}::text[])
-            AS u(id, client_id, data, input, reference)
-          ON CONFLICT (leaderboard_id, client_id) WHERE client_id IS NOT NULL DO NOTHING
-          RETURNING id`
+        : withClientId
+        ? sql`${insert} ON CONFLICT (leaderboard_id, client_id) WHERE client_id IS NOT NULL DO NOTHING RETURNING id`
+        : insert
+      const storedCount = withClientId ? sql`(SELECT count(*)::int AS n FROM stored)` : sql`(SELECT ${rows.length}::int AS n)`
       return sql<Record<string, unknown> & { stored_ids: ReadonlyArray<string> | null }>`
         WITH stored AS (${stored}), counted AS (
           INSERT INTO datasets AS d (leaderboard_id, pending, pending_since, day, day_used, month, month_used)
           SELECT ${input.leaderboardId}, c.n, CASE WHEN c.n > 0 THEN ${now}::timestamptz END, ${periods.day}::date, c.n,
                  ${periods.month}::date, c.n
-          FROM (SELECT count(*)::int AS n FROM stored) c
+          FROM ${storedCount} c
           ON CONFLICT (leaderboard_id) DO UPDATE SET
             pending = d.pending + EXCLUDED.pending,
             pending_since = CASE WHEN d.pending = 0 THEN EXCLUDED.pending_since ELSE d.pending_since END,
