@@ -106,6 +106,33 @@ describe("text Postgres cannot store", () => {
     expect((await statusOf(owner.api, id)).pending_events).toBe(3)
   })
 
+  it("stores rows exactly as pushed, whatever their text holds: control characters, separators, quotes, backslashes", async () => {
+    // the insert sends the rows' JSON joined by U+001E and the text columns as JSON arrays: none of
+    // these characters may move a row's text into another row or column
+    const odd = "rec\u001esep\u001f unit\ttab\nline\r, comma \"quote\" back\\slash {\"json\":[1]} é 😀"
+    for (const withIds of [false, true]) {
+      const id = await pushLeaderboard(owner.api)
+      const rows = [
+        { input: odd, expected: `${odd} answer`, metadata: { note: odd }, tags: [odd] },
+        { prompt: "second", output: "\u001e" },
+        { messages: [{ role: "user", content: odd }], answer: odd },
+        { question: "\u001e\u001e", completion: "," }
+      ].map((row, i) => withIds ? { id: `${odd} #${i}`, ...row } : row)
+      const answer = await pushTo(owner.api, id, rows)
+      expect(answer.accepted_rows).toBe(rows.length)
+      const stored = await query<{ data: string; input: string | null; reference: string | null; client_id: string | null }>(
+        podium.databaseUrl,
+        (sql) => sql`SELECT data::text AS data, input, reference, client_id FROM dataset_rows WHERE leaderboard_id = ${id} ORDER BY id`
+      )
+      expect(stored).toEqual([
+        { data: JSON.stringify(rows[0]), input: odd, reference: `${odd} answer`, client_id: withIds ? `${odd} #0` : null },
+        { data: JSON.stringify(rows[1]), input: "second", reference: "\u001e", client_id: withIds ? `${odd} #1` : null },
+        { data: JSON.stringify(rows[2]), input: null, reference: odd, client_id: withIds ? `${odd} #2` : null },
+        { data: JSON.stringify(rows[3]), input: "\u001e\u001e", reference: ",", client_id: withIds ? `${odd} #3` : null }
+      ])
+    }
+  })
+
   it("still refuses a body nested deeper than 32 levels with 400", async () => {
     const id = await pushLeaderboard(owner.api)
     const deep = `{"input":"x","nested":${"[".repeat(40)}${"]".repeat(40)}}`
