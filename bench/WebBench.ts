@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import { launchBrowser } from "../test/support/Browser.ts"
 import { benchSession, startBenchPodium } from "./Benchmark.ts"
@@ -22,7 +25,8 @@ export const WebBench: SelfRunningBenchmark = {
   scenarios: async () => [],
   run: async (databases) => {
     const server = await startBenchPodium(await databases.create())
-    const browser = await launchBrowser()
+    const browserDir = mkdtempSync(join(tmpdir(), "podium-bench-browser-"))
+    const browser = await launchBrowser(browserDir)
     try {
       const page = await (await fetch(`${server.url}/`)).text()
       const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)![1]!
@@ -63,6 +67,7 @@ export const WebBench: SelfRunningBenchmark = {
     } finally {
       await browser.close()
       await server.stop()
+      rmSync(browserDir, { recursive: true, force: true })
     }
   }
 }

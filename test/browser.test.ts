@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core"
 import type { Readable } from "node:stream"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { startOidcFake } from "./fakes/OidcFake.ts"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
@@ -23,7 +23,7 @@ const routerKey = "sk-or-v1-browser-router-key"
 const questions = Array.from({ length: 10 }, (_, i) => ({ input: `q${i + 1}`, expected: `a${i + 1}` }))
 
 beforeAll(async () => {
-  ;[fake, models, browser] = await Promise.all([startOpenAiFake(), startModelFake({ key: routerKey }), launchBrowser()])
+  ;[fake, models, browser] = await Promise.all([startOpenAiFake(), startModelFake({ key: routerKey }), launchBrowser(inject("podiumTestRunDir"))])
   podium = await startPodium({ ROUTER_BASE_URL: `${models.url}/api/v1` })
   models.models["right"] = (q) => q.replace(/^q/, "a")
   models.models["partly"] = (q) => Number(q.slice(1)) <= 6 ? q.replace(/^q/, "a") : "no idea"

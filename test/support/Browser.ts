@@ -1,18 +1,51 @@
 import AxeBuilder from "@axe-core/playwright"
 import chromium from "@sparticuz/chromium"
-import { mkdirSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
+import { mkdtemp, rename, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { type Browser, chromium as playwright, type Page } from "playwright-core"
 import { expect } from "vitest"
 
 /**
- * Real Chromium for browser tests: the build the `@sparticuz/chromium` package ships (unpacked on
- * first use; nothing is downloaded), driven by playwright-core. The flags keep it off the network
- * this machine does not have.
+ * The Chromium the `@sparticuz/chromium` package ships, unpacked into `dir` (a test run's own):
+ * the package unpacks into `os.tmpdir()`, one path for every checkout on the host, and another run
+ * could start an executable that is still being written (`spawn ETXTBSY`). It unpacks into a fresh
+ * directory beside the final one, renamed into place whole, so two files of one run cannot meet a
+ * half-written browser either.
  */
-export const launchBrowser = async (): Promise<Browser> =>
+export const chromiumExecutable = async (dir: string): Promise<string> => {
+  const unpacked = join(dir, "chromium")
+  const executable = join(unpacked, "chromium")
+  if (existsSync(executable)) return executable
+  mkdirSync(dir, { recursive: true })
+  const staging = await mkdtemp(join(dir, "chromium-unpacking-"))
+  // the package reads os.tmpdir() (TMPDIR) only synchronously, while the call starts
+  const previous = process.env.TMPDIR
+  process.env.TMPDIR = staging
+  let unpacking: Promise<string>
+  try {
+    unpacking = chromium.executablePath()
+  } finally {
+    if (previous === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = previous
+  }
+  await unpacking
+  // another file of this run may have renamed its copy into place first: then use that one
+  await rename(staging, unpacked).catch(async (error) => {
+    await rm(staging, { recursive: true, force: true })
+    if (!existsSync(executable)) throw error
+  })
+  return executable
+}
+
+/**
+ * Real Chromium for browser tests (see `chromiumExecutable`; nothing is downloaded), driven by
+ * playwright-core. The flags keep it off the network this machine does not have.
+ */
+
+export const launchBrowser = async (dir: string): Promise<Browser> =>
   playwright.launch({
-    executablePath: await chromium.executablePath(),
+    executablePath: await chromiumExecutable(dir),
     // the package's flags are for one-shot serverless runs; one process per browser is not what a test wants
     args: [
       ...chromium.args.filter((flag) => flag !== "--single-process" && flag !== "--no-zygote"),

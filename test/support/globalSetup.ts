@@ -15,6 +15,8 @@ declare module "vitest" {
     readonly podiumTestAdminUrl: string
     /** Every database created during this run is named `<prefix>_<random>`. */
     readonly podiumTestDatabasePrefix: string
+    /** A directory of this run's own (Chromium for browser tests is unpacked there), removed at the end. */
+    readonly podiumTestRunDir: string
   }
 }
 
@@ -27,13 +29,19 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   // the web app as the sources say now, so no test meets a build older than its checkout
   await writeAssets()
+  const runDir = await mkdtemp(join(tmpdir(), "podium-test-run-"))
+  project.provide("podiumTestRunDir", runDir)
+  const removeRunDir = () => rm(runDir, { recursive: true, force: true })
   const prefix = `podium_test_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
   project.provide("podiumTestDatabasePrefix", prefix)
 
   const external = process.env.DATABASE_URL
   if (external !== undefined && external !== "") {
     project.provide("podiumTestAdminUrl", external)
-    return () => Effect.runPromise(dropDatabases(Redacted.make(external), prefix))
+    return async () => {
+      await Effect.runPromise(dropDatabases(Redacted.make(external), prefix))
+      await removeRunDir()
+    }
   }
 
   const dataDir = await mkdtemp(join(tmpdir(), "podium-test-pg-"))
@@ -47,11 +55,13 @@ export default async function setup(project: TestProject) {
   } catch (error) {
     await runtime.dispose()
     await removeDataDir()
+    await removeRunDir()
     throw error
   }
   return async () => {
     await runtime.dispose()
     await removeDataDir()
+    await removeRunDir()
   }
 }
 
