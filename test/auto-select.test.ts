@@ -61,7 +61,7 @@ const autoSelect = (leaderboard_id: LeaderboardId, payload: Request, api: Caller
 const models = async (leaderboard_id: LeaderboardId) =>
   (await owner.api((c) => c.leaderboards.listModels({ params: { leaderboard_id } }))).models
 const ids = (added: ReadonlyArray<{ readonly model_name: string | null }>) => added.map((m) => m.model_name)
-const none = { already_candidate: 0, open_source: 0, cost: 0, latency: 0, over_limit: 0 }
+const none = { unstorable_text: 0, already_candidate: 0, open_source: 0, cost: 0, latency: 0, over_limit: 0 }
 const endpointCalls = () => fake.seen.filter((s) => s.path.endsWith("/endpoints")).map((s) => s.path)
 
 describe("auto-select", () => {
@@ -185,6 +185,41 @@ describe("auto-select", () => {
       ["Router", "acme/big-closed"],
       ["Router", "acme/huge-open"]
     ])
+  })
+
+  it("skips catalogue entries Postgres cannot store (U+0000, lone surrogates in any text) and adds the rest", async () => {
+    // each poisoned entry is cheaper than every clean one, so it would be chosen first
+    const poisoned = (id: string, overrides: Record<string, unknown>) => ({
+      ...listedModel(id, "0.00000001", "0.00000001", "acme/Cheap"),
+      ...overrides
+    })
+    fake.models = [
+      ...structuredClone(catalogue),
+      poisoned("acme/nul\u0000id", {}),
+      poisoned("acme/surrogate-name", { name: "Acme \ud800 cheap" }),
+      poisoned("acme/low-surrogate-name", { name: "\udc00" }),
+      poisoned("acme/surrogate-hub", { hugging_face_id: "acme/\udbff" }),
+      poisoned("acme/nul-hub", { hugging_face_id: "acme/\u0000" }),
+      // a price past what a double holds per million tokens has no usable price
+      listedModel("acme/overflow", "1e303", "0")
+    ]
+    const id = await newLeaderboard()
+    const result = await autoSelect(id, { number_of_models: 10 })
+    expect(ids(result.added)).toEqual([
+      "acme/tiny-open", "acme/small-closed", "acme/mid-open", "acme/fast-open", "acme/big-closed", "acme/huge-open"
+    ])
+    expect(result.considered).toBe(13)
+    expect(result.rejected_by).toEqual({ ...none, unstorable_text: 5, cost: 2 })
+    expect((await models(id)).map((m) => m.model_name)).toEqual(ids(result.added))
+  })
+
+  it("a name cut to 200 characters keeps its surrogate pairs whole", async () => {
+    fake.models = [
+      { ...listedModel("acme/long-a", "0.0000001", "0.0000001"), name: `${"a".repeat(199)}😀 and more` },
+      { ...listedModel("acme/long-b", "0.0000002", "0.0000002"), name: `${"b".repeat(198)}😀 and more` }
+    ]
+    const result = await autoSelect(await newLeaderboard(), { number_of_models: 2 })
+    expect(result.added.map((m) => m.name)).toEqual(["a".repeat(199), `${"b".repeat(198)}😀`])
   })
 
   it("a member of the workspace may auto-select", async () => {

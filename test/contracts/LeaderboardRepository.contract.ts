@@ -57,7 +57,7 @@ const stored = (candidates = 0) =>
     const leaderboard = aLeaderboard(yield* (yield* ContractWorkspaces).make)
     yield* repository.insert(leaderboard)
     const added = Array.from({ length: candidates }, () => aCandidate(leaderboard)).sort((a, b) => a.id < b.id ? -1 : 1)
-    for (const candidate of added) yield* repository.insertCandidate(candidate, null)
+    yield* repository.insertCandidates(added.map((candidate) => ({ candidate, sealedToken: null })))
     return { repository, leaderboard, candidates: added }
   })
 
@@ -132,7 +132,7 @@ export const leaderboardRepositoryContract = (
         Effect.gen(function*() {
           const { candidates, leaderboard, repository } = yield* stored(2)
           const withToken = new Candidate({ ...aCandidate(leaderboard), has_token: true })
-          yield* repository.insertCandidate(withToken, "sealed")
+          yield* repository.insertCandidates([{ candidate: withToken, sealedToken: "sealed" }])
           const all = [...candidates, withToken].sort((a, b) => a.id < b.id ? -1 : 1)
           assert.deepStrictEqual(yield* repository.candidates(leaderboard.id), all)
           yield* repository.setRankingWinner(leaderboard.id, candidates[0]!.id)
@@ -154,8 +154,26 @@ export const leaderboardRepositoryContract = (
           assert.isTrue(yield* repository.update(renamed))
           assert.deepStrictEqual(Option.getOrThrow(yield* repository.servingSnapshot(leaderboard.id)).leaderboard, renamed)
           const candidate = aCandidate(leaderboard)
-          yield* repository.insertCandidate(candidate, null)
+          yield* repository.insertCandidates([{ candidate, sealedToken: null }])
           assert.deepStrictEqual(Option.getOrThrow(yield* repository.servingSnapshot(leaderboard.id)).candidates, [candidate])
+        }))
+
+      it.effect("stores candidates all or none: one refused leaves none of them stored", () =>
+        Effect.gen(function*() {
+          const { candidates: [existing], leaderboard, repository } = yield* stored(1)
+          const fresh = [aCandidate(leaderboard), aCandidate(leaderboard)]
+          // the second row reuses a stored id: the primary key refuses it, after the first was written
+          const exit = yield* Effect.exit(repository.insertCandidates([
+            { candidate: fresh[0]!, sealedToken: null },
+            { candidate: new Candidate({ ...fresh[1]!, id: existing!.id }), sealedToken: null }
+          ]))
+          assert.isTrue(Exit.hasDies(exit))
+          assert.deepStrictEqual(yield* repository.candidates(leaderboard.id), [existing!])
+          yield* repository.insertCandidates(fresh.map((candidate) => ({ candidate, sealedToken: null })))
+          assert.deepStrictEqual(
+            yield* repository.candidates(leaderboard.id),
+            [existing!, ...fresh].sort((a, b) => a.id < b.id ? -1 : 1)
+          )
         }))
 
       it.effect("removes a candidate of its own leaderboard once, and moves the leaderboard to the next version", () =>

@@ -3,6 +3,7 @@
  * U+0000 and lone surrogates (PostgreSQL refuses both in text and jsonb) anywhere in a JSON body,
  * its keys included, or in the URL; and JSON nested deeper than `maxJsonDepth`.
  */
+import { isStorableText } from "@podium/domain/shared"
 
 /** The deepest nesting of objects and arrays a JSON body may have. */
 export const maxJsonDepth = 32
@@ -12,10 +13,8 @@ export interface InputIssue {
   readonly message: string
 }
 
-const unstorable = /[\u0000\uD800-\uDFFF]/u
-
 const stringIssue = (text: string): string | undefined =>
-  unstorable.test(text)
+  !isStorableText(text)
     ? text.includes("\u0000") ? "Expected text without U+0000" : "Expected text without lone surrogates"
     : undefined
 

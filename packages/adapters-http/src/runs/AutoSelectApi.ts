@@ -46,12 +46,17 @@ export const AutoSelectResultView = Schema.Struct({
   }),
   considered: Count.annotate({ description: "Models of the router's catalogue looked at" }),
   rejected_by: Schema.Struct({
+    unstorable_text: Count.annotate({
+      description: "The catalogue entry's id, name or hugging_face_id holds U+0000 or a lone surrogate (text that " +
+        "cannot be stored); such an entry is skipped, never compared"
+    }),
     already_candidate: Count.annotate({
       description: "Already a Router candidate of this leaderboard (same model_name), or listed twice"
     }),
     open_source: Count.annotate({ description: "only_open_source, and the model has no hugging_face_id" }),
     cost: Count.annotate({
-      description: "Over a limit_cost price, or without a usable price in the catalogue (missing, or variable as -1)"
+      description: "Over a limit_cost price, or without a usable price in the catalogue (missing, variable as -1, or " +
+        "too large to be a number per million tokens)"
     }),
     latency: Count.annotate({
       description: "limit_latency, and no endpoint of the model is within every bound (no latency data fails)"
@@ -62,7 +67,7 @@ export const AutoSelectResultView = Schema.Struct({
     })
   }).annotate({
     description: "Why the other models were not added: each is counted once, under the first rule it fails in " +
-      "the order already_candidate, open_source, cost, latency, over_limit; with `added`, they sum to `considered`"
+      "the order unstorable_text, already_candidate, open_source, cost, latency, over_limit; with `added`, they sum to `considered`"
   })
 }).annotate({ identifier: "AutoSelectResult" })
 export type AutoSelectResultView = typeof AutoSelectResultView.Type
@@ -83,7 +88,8 @@ export class AutoSelectApi extends HttpApiGroup.make("autoSelect")
         "`limit_latency` asks the router for each model's endpoints (`GET {ROUTER_BASE_URL}/models/{id}/endpoints`, " +
         "latency percentiles of the last 30 minutes in ms), cheapest first and only as far as needed; p95 is " +
         "interpolated between p90 and p99 (p90 + 5/9 of the gap), and a model passes through its best endpoint. " +
-        "Models already Router candidates are skipped. Adding fewer than `number_of_models`, even none, is not an " +
+        "Models already Router candidates are skipped, and so are catalogue entries whose text cannot be stored " +
+        "(U+0000 or a lone surrogate). The candidates are added all in one write, or none. Adding fewer than `number_of_models`, even none, is not an " +
         "error: `rejected_by` says why. Needs a session of a member of the leaderboard's workspace and a router " +
         "integration of that workspace (409 `router_integration_missing`); a router that fails is 502 `upstream_error`."
     }))

@@ -135,15 +135,15 @@ const layer = Layer.effect(
           .pipe(Effect.map((rows) => rows.length > 0), Effect.orDie, Effect.ensuring(dropCopy(id))),
       candidates: (id) =>
         candidates(id).pipe(Effect.map((rows) => rows.map((row) => new Candidate(row))), Effect.orDie),
-      insertCandidate: (c, sealedToken) =>
-        sql`INSERT INTO leaderboard_models (id, leaderboard_id, name, platform, model_name, model_url, url, model_id,
-              auth_type, auth_header_name, sealed_token, input_price_per_m_tokens, output_price_per_m_tokens, created_at)
-            VALUES (${c.id}, ${c.leaderboard_id}, ${c.name}, ${c.platform}, ${c.model_name}, ${c.model_url}, ${c.url},
-              ${c.model_id}, ${c.auth_type}, ${c.auth_header_name}, ${sealedToken}, ${c.input_price_per_m_tokens},
-              ${c.output_price_per_m_tokens}, ${toDate(c.created_at)})`.pipe(
-          Effect.asVoid,
+      insertCandidates: (rows) =>
+        sql.withTransaction(Effect.forEach(rows, ({ candidate: c, sealedToken }) =>
+          sql`INSERT INTO leaderboard_models (id, leaderboard_id, name, platform, model_name, model_url, url, model_id,
+                auth_type, auth_header_name, sealed_token, input_price_per_m_tokens, output_price_per_m_tokens, created_at)
+              VALUES (${c.id}, ${c.leaderboard_id}, ${c.name}, ${c.platform}, ${c.model_name}, ${c.model_url}, ${c.url},
+                ${c.model_id}, ${c.auth_type}, ${c.auth_header_name}, ${sealedToken}, ${c.input_price_per_m_tokens},
+                ${c.output_price_per_m_tokens}, ${toDate(c.created_at)})`, { discard: true })).pipe(
           Effect.orDie,
-          Effect.ensuring(dropCopy(c.leaderboard_id))
+          Effect.ensuring(Effect.forEach(new Set(rows.map((row) => row.candidate.leaderboard_id)), dropCopy, { discard: true }))
         ),
       removeCandidate: (leaderboardId, id) =>
         sql.withTransaction(Effect.gen(function*() {

@@ -53,8 +53,13 @@ export class LeaderboardRepository extends Context.Service<LeaderboardRepository
   readonly advanceSchedule: (id: LeaderboardId, from: string, next: string) => Effect.Effect<boolean>
   readonly softDelete: (id: LeaderboardId, now: DateTime.Utc) => Effect.Effect<boolean>
   readonly candidates: (id: LeaderboardId) => Effect.Effect<ReadonlyArray<Candidate>>
-  /** `sealedToken` is the candidate's credential, sealed by SecretCipher. */
-  readonly insertCandidate: (candidate: Candidate, sealedToken: string | null) => Effect.Effect<void>
+  /**
+   * Stores the candidates, all in one transaction: all or (one refused) none. `sealedToken` is a
+   * candidate's credential, sealed by SecretCipher.
+   */
+  readonly insertCandidates: (
+    rows: ReadonlyArray<{ readonly candidate: Candidate; readonly sealedToken: string | null }>
+  ) => Effect.Effect<void>
   /**
    * Removes the candidate and moves its leaderboard to the next version, in one transaction: a
    * chosen candidate is no longer chosen, and manual serving falls back to the ranking winner.

@@ -140,14 +140,18 @@ const layer = Layer.effect(
           return stored === undefined ? [false, tables] : [true, withLeaderboard(tables, { ...stored, deleted: true })]
         }),
       candidates: (id) => read((tables) => candidatesOf(tables, id).map((c) => c.candidate)),
-      insertCandidate: (candidate, sealedToken) =>
-        write((tables) =>
-          tables.candidates.has(candidate.id)
-            ? new ConstraintViolated({ constraint: "leaderboard_models_pkey" })
-            : !tables.leaderboards.has(candidate.leaderboard_id)
-            ? new ConstraintViolated({ constraint: "leaderboard_models_leaderboard_id_fkey" })
-            : [undefined, { ...tables, candidates: new Map(tables.candidates).set(candidate.id, { candidate, sealedToken }) }]
-        ),
+      insertCandidates: (rows) =>
+        write((tables) => {
+          const candidates = new Map(tables.candidates)
+          for (const { candidate, sealedToken } of rows) {
+            if (candidates.has(candidate.id)) return new ConstraintViolated({ constraint: "leaderboard_models_pkey" })
+            if (!tables.leaderboards.has(candidate.leaderboard_id)) {
+              return new ConstraintViolated({ constraint: "leaderboard_models_leaderboard_id_fkey" })
+            }
+            candidates.set(candidate.id, { candidate, sealedToken })
+          }
+          return [undefined, { ...tables, candidates }]
+        }),
       removeCandidate: (leaderboardId, id) =>
         write((tables) => {
           const stored = tables.leaderboards.get(leaderboardId)

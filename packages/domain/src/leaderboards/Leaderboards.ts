@@ -73,6 +73,12 @@ export class Leaderboards extends Context.Service<Leaderboards, {
     id: LeaderboardId,
     input: CandidateInput
   ) => Effect.Effect<Candidate, NotFound | InvalidInput | LeaderboardArchived>
+  /** As `addCandidate` for each input, stored all together or (any refused or failing) none. */
+  readonly addCandidates: (
+    principal: Principal,
+    id: LeaderboardId,
+    inputs: ReadonlyArray<CandidateInput>
+  ) => Effect.Effect<ReadonlyArray<Candidate>, NotFound | InvalidInput | LeaderboardArchived>
   readonly removeCandidate: (
     principal: Principal,
     id: LeaderboardId,
@@ -175,12 +181,8 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         }
       })
 
-      const addCandidate = Effect.fn("Leaderboards.addCandidate")(function*(
-        principal: Principal,
-        id: LeaderboardId,
-        input: CandidateInput
-      ) {
-        const leaderboard = yield* writable(principal, id)
+      /** A checked candidate with its sealed credential, not stored yet. */
+      const candidateOf = Effect.fnUntraced(function*(leaderboard: Leaderboard, input: CandidateInput) {
         const fields = {
           platform: input.platform ?? "Router",
           model_name: input.model_name ?? null,
@@ -196,7 +198,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         const candidate = new Candidate({
           ...fields,
           id: (yield* ids.next) as CandidateId,
-          leaderboard_id: id,
+          leaderboard_id: leaderboard.id,
           name: input.name,
           model_url: input.model_url ?? null,
           has_token: input.token !== undefined,
@@ -204,9 +206,28 @@ export class Leaderboards extends Context.Service<Leaderboards, {
           output_price_per_m_tokens: input.output_price_per_m_tokens ?? null,
           created_at: yield* DateTime.now
         })
-        const sealed = input.token === undefined ? null : yield* cipher.seal(Redacted.make(input.token))
-        yield* repository.insertCandidate(candidate, sealed)
-        return candidate
+        const sealedToken = input.token === undefined ? null : yield* cipher.seal(Redacted.make(input.token))
+        return { candidate, sealedToken }
+      })
+
+      const addCandidates = Effect.fn("Leaderboards.addCandidates")(function*(
+        principal: Principal,
+        id: LeaderboardId,
+        inputs: ReadonlyArray<CandidateInput>
+      ) {
+        const leaderboard = yield* writable(principal, id)
+        const rows = yield* Effect.forEach(inputs, (input) => candidateOf(leaderboard, input))
+        yield* repository.insertCandidates(rows)
+        return rows.map((row) => row.candidate)
+      })
+
+      const addCandidate = Effect.fn("Leaderboards.addCandidate")(function*(
+        principal: Principal,
+        id: LeaderboardId,
+        input: CandidateInput
+      ) {
+        const [candidate] = yield* addCandidates(principal, id, [input])
+        return candidate!
       })
 
       const removeCandidate = Effect.fn("Leaderboards.removeCandidate")(function*(
@@ -220,7 +241,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         }
       })
 
-      return Leaderboards.of({ list, create, get, serving, update, remove, addCandidate, removeCandidate })
+      return Leaderboards.of({ list, create, get, serving, update, remove, addCandidate, addCandidates, removeCandidate })
     })
   )
 }

@@ -101,7 +101,7 @@ describe("auto-select rules, by example", () => {
     expect(screened.eligible.map((m) => [m.id, m.input_price_per_m_tokens, m.output_price_per_m_tokens])).toEqual([
       ["open/ok", 1, 2]
     ])
-    expect(screened.rejected_by).toEqual({ already_candidate: 2, open_source: 1, cost: 3, latency: 0, over_limit: 0 })
+    expect(screened.rejected_by).toEqual({ unstorable_text: 0, already_candidate: 2, open_source: 1, cost: 3, latency: 0, over_limit: 0 })
   })
 
   it("chooses the cheapest, ties by id, and names a model by its id when the catalogue gives no name", () => {
@@ -128,7 +128,7 @@ describe("auto-select rules, by example", () => {
     expect(selection.chosen.map((m) => m.id)).toEqual(["m1", "m4"])
     // m1, m2 first (two places); then m3 (one place); then m4
     expect(asked).toEqual(["m1", "m2", "m3", "m4"])
-    expect(selection.rejected_by).toEqual({ already_candidate: 0, open_source: 0, cost: 0, latency: 2, over_limit: 2 })
+    expect(selection.rejected_by).toEqual({ unstorable_text: 0, already_candidate: 0, open_source: 0, cost: 0, latency: 2, over_limit: 2 })
   })
 
   it("adds fewer than asked when fewer pass, and none when none do", () => {
@@ -137,8 +137,21 @@ describe("auto-select rules, by example", () => {
     expect(run([], {})).toEqual({
       chosen: [],
       considered: 0,
-      rejected_by: { already_candidate: 0, open_source: 0, cost: 0, latency: 0, over_limit: 0 }
+      rejected_by: { unstorable_text: 0, already_candidate: 0, open_source: 0, cost: 0, latency: 0, over_limit: 0 }
     })
+  })
+
+  it("rejects an entry with U+0000 or a lone surrogate in any text before any other rule, and a price past a number", () => {
+    const screened = screenModels([
+      model("nul\u0000", 0, 0),
+      { ...model("name", 0, 0), name: "half \ud83d" },
+      model("hub", 0, 0, "org/\udc00"),
+      model("taken\u0000", 0, 0), // would be already_candidate, but is never compared
+      model("huge", 1e303, 0),
+      model("pair", 0, 0, "org/😀")
+    ], rules({}), new Set(["taken\u0000"]))
+    expect(screened.eligible.map((m) => m.id)).toEqual(["pair"])
+    expect(screened.rejected_by).toEqual({ unstorable_text: 4, already_candidate: 0, open_source: 0, cost: 1, latency: 0, over_limit: 0 })
   })
 })
 
@@ -317,7 +330,7 @@ describe("AutoSelection", () => {
       .toEqual([["Router", "Model acme/cheaper", "acme/cheaper", 0, 1], ["Router", "Model acme/cheap", "acme/cheap", 1, 2]])
     expect(result).toMatchObject({
       considered: 4,
-      rejected_by: { already_candidate: 1, open_source: 0, cost: 0, latency: 0, over_limit: 1 }
+      rejected_by: { unstorable_text: 0, already_candidate: 1, open_source: 0, cost: 0, latency: 0, over_limit: 1 }
     })
     expect(candidates.map((c) => c.model_name)).toEqual(["acme/free", "acme/cheaper", "acme/cheap"])
   })

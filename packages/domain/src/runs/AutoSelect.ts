@@ -1,5 +1,5 @@
 import { Effect, Result, Schema } from "effect"
-import { InvalidInput } from "../shared/index.ts"
+import { InvalidInput, isStorableText } from "../shared/index.ts"
 import type { CatalogueModel, EndpointLatency } from "./RouterCatalogue.ts"
 
 /** What a caller asks of auto-select; every field optional. Prices in USD per million tokens, latencies in seconds. */
@@ -32,7 +32,7 @@ export class RouterIntegrationMissing extends Schema.TaggedError<RouterIntegrati
 }) {}
 
 /** Why a catalogue model was not added; each is counted under the first of these it fails, in this order. */
-export const rejectionReasons = ["already_candidate", "open_source", "cost", "latency", "over_limit"] as const
+export const rejectionReasons = ["unstorable_text", "already_candidate", "open_source", "cost", "latency", "over_limit"] as const
 export type RejectionReason = typeof rejectionReasons[number]
 export type RejectedBy = { readonly [K in RejectionReason]: number }
 
@@ -123,10 +123,15 @@ export const screenModels = (
   /** Model ids that are already Router candidates of the leaderboard. */
   existing: ReadonlySet<string>
 ): { readonly eligible: ReadonlyArray<PricedModel>; readonly rejected_by: RejectedBy } => {
-  const rejected_by = { already_candidate: 0, open_source: 0, cost: 0, latency: 0, over_limit: 0 }
+  const rejected_by = { unstorable_text: 0, already_candidate: 0, open_source: 0, cost: 0, latency: 0, over_limit: 0 }
   const seen = new Set(existing)
   const eligible: Array<PricedModel> = []
   for (const model of models) {
+    // the catalogue is outside data: an entry Postgres could not store is never added, nor compared
+    if (![model.id, model.name ?? "", model.hugging_face_id ?? ""].every(isStorableText)) {
+      rejected_by.unstorable_text++
+      continue
+    }
     // a model listed twice is taken once
     if (seen.has(model.id)) {
       rejected_by.already_candidate++
@@ -138,16 +143,19 @@ export const screenModels = (
       rejected_by.open_source++
       continue
     }
-    // prices are needed to rank and to record on the candidate, so an unpriced model fails cost
-    if (model.prompt_price === null || model.completion_price === null) {
+    // prices are needed to rank and to record on the candidate, so an unpriced model fails cost, and
+    // so does one whose price per million tokens is past what a number holds
+    const input = model.prompt_price === null ? null : perMillionTokens(model.prompt_price)
+    const output = model.completion_price === null ? null : perMillionTokens(model.completion_price)
+    if (input === null || output === null || !Number.isFinite(input) || !Number.isFinite(output)) {
       rejected_by.cost++
       continue
     }
     const priced: PricedModel = {
       id: model.id,
       name: model.name !== null && model.name.trim() !== "" ? model.name : model.id,
-      input_price_per_m_tokens: perMillionTokens(model.prompt_price),
-      output_price_per_m_tokens: perMillionTokens(model.completion_price),
+      input_price_per_m_tokens: input,
+      output_price_per_m_tokens: output,
       open_source
     }
     if (

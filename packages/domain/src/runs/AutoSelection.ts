@@ -8,7 +8,7 @@ import {
   type LeaderboardId,
   Leaderboards
 } from "../leaderboards/index.ts"
-import { type InvalidInput, type NotFound, SecretCipher } from "../shared/index.ts"
+import { type InvalidInput, type NotFound, SecretCipher, truncateText } from "../shared/index.ts"
 import { type AutoSelectRequest, autoSelect, type RejectedBy, RouterIntegrationMissing, rulesOf } from "./AutoSelect.ts"
 import { RouterCatalogue } from "./RouterCatalogue.ts"
 
@@ -25,7 +25,7 @@ const maxNameLength = 200
 
 /**
  * Adds the cheapest router models that pass the caller's limits as Router candidates of a
- * leaderboard, through `Leaderboards.addCandidate`, so the candidate rules and change
+ * leaderboard, all in one write, through `Leaderboards.addCandidates`, so the candidate rules and change
  * notification are those of a candidate added by hand. Needs a session of a member of the
  * leaderboard's workspace and that workspace's router integration (its token reads the catalogue).
  */
@@ -69,14 +69,14 @@ export class AutoSelection extends Context.Service<AutoSelection, {
           candidates.flatMap((c) => c.platform === "Router" && c.model_name !== null ? [c.model_name] : [])
         )
         const selection = yield* autoSelect(models, rules, existing, (model) => catalogue.latency(model.id, token))
-        const added = yield* Effect.forEach(selection.chosen, (model) =>
-          leaderboards.addCandidate(principal, leaderboardId, {
-            platform: "Router",
-            name: model.name.slice(0, maxNameLength),
-            model_name: model.id,
-            input_price_per_m_tokens: model.input_price_per_m_tokens,
-            output_price_per_m_tokens: model.output_price_per_m_tokens
-          }))
+        // all or none: a candidate that cannot be stored leaves no partial set behind
+        const added = yield* leaderboards.addCandidates(principal, leaderboardId, selection.chosen.map((model) => ({
+          platform: "Router",
+          name: truncateText(model.name, maxNameLength),
+          model_name: model.id,
+          input_price_per_m_tokens: model.input_price_per_m_tokens,
+          output_price_per_m_tokens: model.output_price_per_m_tokens
+        })))
         return { added, considered: selection.considered, rejected_by: selection.rejected_by }
       })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { isStorableText, storableJson, storableText } from "./Text.ts"
+import { isStorableText, storableJson, storableText, truncateText } from "./Text.ts"
 
 // What Postgres accepts: no NUL, and a string that survives a UTF-8 round trip unchanged.
 const postgresAccepts = (text: string) => !text.includes("\u0000") && Buffer.from(text, "utf8").toString("utf8") === text
@@ -25,5 +25,20 @@ describe("storableText", () => {
   it("storableJson reaches strings and keys at any depth", () => {
     expect(storableJson({ "k\u0000": ["x\ud800", { y: "\u0000" }], n: 1, b: null }))
       .toEqual({ "k\uFFFD": ["x\uFFFD", { y: "\uFFFD" }], n: 1, b: null })
+  })
+})
+
+describe("truncateText", () => {
+  it("cuts to at most max units and never splits a surrogate pair", () => {
+    expect(truncateText("ab😀", 3)).toBe("ab")
+    expect(truncateText("ab😀", 4)).toBe("ab😀")
+    expect(truncateText("abc", 2)).toBe("ab")
+    fc.assert(fc.property(fc.string({ unit: "binary" }), fc.nat(40), (text, max) => {
+      const cut = truncateText(text, max)
+      expect(cut.length).toBeLessThanOrEqual(max)
+      expect(text.startsWith(cut)).toBe(true)
+      if (isStorableText(text)) expect(isStorableText(cut)).toBe(true)
+      expect(cut.length).toBeGreaterThanOrEqual(Math.min(text.length, max) - 1)
+    }))
   })
 })

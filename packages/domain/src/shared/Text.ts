@@ -8,8 +8,15 @@
 const unstorable = /[\u0000\uD800-\uDFFF]/gu
 const unstorableTest = /[\u0000\uD800-\uDFFF]/u
 
-/** True when Postgres can store `text` as it is. */
+/** True when Postgres can store `text` as it is: the one rule for text from outside (requests, catalogues). */
 export const isStorableText = (text: string): boolean => !unstorableTest.test(text)
+
+/** At most `max` UTF-16 units of `text`, one fewer rather than half of a surrogate pair. */
+export const truncateText = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const last = text.charCodeAt(max - 1)
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max)
+}
 
 /** `text` with U+0000 and lone surrogates replaced by U+FFFD. */
 export const storableText = (text: string): string => isStorableText(text) ? text : text.replace(unstorable, "\uFFFD")
