@@ -144,6 +144,13 @@ describe("inference through the chosen model", () => {
     expect((await inferHeaders(id, { input: "hi" }))["x-service-leaderboard-model-id"]).toBe(second)
   })
 
+  it("a Custom candidate given only model_url (the spec's field) is called there", async () => {
+    const id = await leaderboard()
+    const only = await candidate(id, { name: "by model_url", platform: "Custom", model_url: `${fake.url}/model-url/v1` })
+    expect((await inferHeaders(id, { input: "hi" }))["x-service-leaderboard-model-id"]).toBe(only)
+    expect(fake.seen.at(-1)).toMatchObject({ path: "/model-url/v1/chat/completions" })
+  })
+
   it("messages win over input, prompt, question and query sent alongside", async () => {
     const id = await leaderboard()
     await choose(owner.api, id, await candidate(id, { name: "custom", platform: "Custom", url: `${fake.url}/both/v1` }))

@@ -438,6 +438,7 @@ describe("candidate models", () => {
     expect(custom).toMatchObject({
       platform: "Custom",
       url: "https://llm.example.com/v1",
+      model_url: "https://llm.example.com/v1",
       model_name: "house-7b",
       auth_type: "header",
       auth_header_name: "X-Api-Key",
@@ -454,13 +455,36 @@ describe("candidate models", () => {
     expect((await getLeaderboard(id)).models).toEqual(listed)
   })
 
+  it("model_url is the candidate's endpoint; url is its alias, and both given must agree", async () => {
+    const { id } = await newLeaderboard({ name: "endpoints" })
+    const endpoint = "https://llm.example.com/v1"
+    const byModelUrl = (await addCandidate(id, { name: "by model_url", platform: "Custom", model_url: endpoint })).model
+    expect(byModelUrl).toMatchObject({ platform: "Custom", model_url: endpoint, url: endpoint })
+    const byUrl = (await addCandidate(id, { name: "by url", platform: "Custom", url: endpoint })).model
+    expect(byUrl).toMatchObject({ model_url: endpoint, url: endpoint })
+    const byBoth = (await addCandidate(id, { name: "both", platform: "Custom", url: endpoint, model_url: endpoint })).model
+    expect(byBoth).toMatchObject({ model_url: endpoint, url: endpoint })
+    await expectValidation(
+      addCandidate(id, { name: "disagree", platform: "Custom", url: endpoint, model_url: "https://other.example.com/v1" }),
+      ["model_url"]
+    )
+    // read back as stored, by the list and by the leaderboard
+    expect((await listModels(id)).map((m) => [m.name, m.model_url, m.url])).toEqual([
+      ["by model_url", endpoint, endpoint],
+      ["by url", endpoint, endpoint],
+      ["both", endpoint, endpoint]
+    ])
+    expect((await getLeaderboard(id)).models.map((m) => m.model_url)).toEqual([endpoint, endpoint, endpoint])
+  })
+
   it("rejects a candidate missing what its platform needs", async () => {
     const { id } = await newLeaderboard({ name: "requirements" })
     const missing: Array<[NewCandidate, ReadonlyArray<string>]> = [
       [{ name: "router" }, ["model_name"]],
       [{ name: "router", platform: "Router" }, ["model_name"]],
       [{ name: "hub", platform: "Hub" }, ["model_name"]],
-      [{ name: "custom", platform: "Custom" }, ["url"]],
+      [{ name: "custom", platform: "Custom" }, ["model_url"]],
+      [{ name: "custom", platform: "Custom", model_url: "ftp://llm.example.com" }, ["model_url"]],
       [{ name: "custom", platform: "Custom", url: "ftp://llm.example.com" }, ["url"]],
       [{ name: "custom", platform: "Custom", url: "https://llm.example.com/v1", auth_type: "header" }, ["auth_header_name"]],
       [{ name: "service", platform: "Service" }, ["model_id"]]

@@ -95,8 +95,12 @@ export const AddCandidateRequest = Schema.Struct({
   name: Label(200),
   model_name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(300))),
   platform: Schema.optionalKey(Platform),
-  url: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048))),
-  model_url: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048))),
+  url: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048)).annotate({
+    description: "Alias of model_url; given with model_url, the two must be equal (else 400)"
+  })),
+  model_url: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2048)).annotate({
+    description: "The candidate's endpoint; Custom: its OpenAI-compatible base URL (`{model_url}/chat/completions` is called)"
+  })),
   model_id: Schema.optionalKey(Schema.String.check(Schema.isUUID())),
   token: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(8192))),
   auth_type: Schema.optionalKey(AuthType),
@@ -169,8 +173,9 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
       error: [NotFound, LeaderboardArchived]
     }).annotateMerge(requiresScope(write)).annotateMerge(OpenApi.annotations({
       summary: "Add a candidate model",
-      description: "Router and Hub need `model_name` (the provider's model id); Custom needs `url`, the " +
-        "OpenAI-compatible base URL (`{url}/chat/completions` is called) and `auth_type` bearer (default), " +
+      description: "Router and Hub need `model_name` (the provider's model id); Custom needs `model_url` (or its " +
+        "alias `url`; both given must be equal), the OpenAI-compatible base URL (`{model_url}/chat/completions` is " +
+        "called; the candidate returns it as both `model_url` and `url`) and `auth_type` bearer (default), " +
         "header (with `auth_header_name`) or none; Service needs `model_id`. `token` is stored encrypted and " +
         "never returned (`has_token`)."
     })),

@@ -16,8 +16,9 @@ export class Candidate extends Schema.Class<Candidate>("Candidate")({
   platform: Platform,
   /** The provider's model id (Router, Hub, Custom). */
   model_name: Schema.NullOr(Schema.String),
+  /** The candidate's endpoint, as given (the spec's field); Custom: the OpenAI-compatible base URL (`{model_url}/chat/completions` is called). */
   model_url: Schema.NullOr(Schema.String),
-  /** Custom: the OpenAI-compatible base URL (`{url}/chat/completions` is called). */
+  /** The same as `model_url`, under its alias (older candidates may hold only this one). */
   url: Schema.NullOr(Schema.String),
   /** Service: the model object served by this service. */
   model_id: Schema.NullOr(Schema.String),
@@ -31,11 +32,32 @@ export class Candidate extends Schema.Class<Candidate>("Candidate")({
 
 const invalid = (message: string, field: string) => Result.fail(new InvalidInput({ message, path: [field] }))
 
-/** What each platform needs to be callable. */
+export type EndpointField = "model_url" | "url"
+
+/**
+ * The endpoint a candidate is given: `model_url` (the spec's field) or `url`, its alias; both given
+ * must agree. `field` is the one a refusal of the endpoint names: the one the caller used.
+ */
+export const endpointOf = (input: {
+  readonly model_url?: string | undefined
+  readonly url?: string | undefined
+}): Result.Result<{ readonly url: string | null; readonly field: EndpointField }, InvalidInput> => {
+  if (input.model_url !== undefined && input.url !== undefined && input.model_url !== input.url) {
+    return invalid("model_url and url (its alias) differ: give one of them, or both the same", "model_url")
+  }
+  return Result.succeed(
+    input.model_url === undefined && input.url !== undefined
+      ? { url: input.url, field: "url" }
+      : { url: input.model_url ?? null, field: "model_url" }
+  )
+}
+
+/** What each platform needs to be callable; `url` is the endpoint, given as `endpoint_field`. */
 export const checkCandidate = (c: {
   readonly platform: Platform
   readonly model_name: string | null
   readonly url: string | null
+  readonly endpoint_field: EndpointField
   readonly model_id: string | null
   readonly auth_type: AuthType
   readonly auth_header_name: string | null
@@ -50,7 +72,7 @@ export const checkCandidate = (c: {
         : Result.void
     case "Custom":
       if (c.url === null || !/^https?:\/\/[^\s/]+/.test(c.url)) {
-        return invalid("A Custom candidate needs an http(s) url", "url")
+        return invalid("A Custom candidate needs model_url (or its alias url): an http(s) base URL", c.endpoint_field)
       }
       return c.auth_type === "header" && c.auth_header_name === null
         ? invalid("auth_type header needs auth_header_name", "auth_header_name")

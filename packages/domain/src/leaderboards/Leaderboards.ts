@@ -1,6 +1,6 @@
 import { Context, DateTime, Effect, Layer, Option, Redacted } from "effect"
 import { type Forbidden, type Principal, visibleMembership, workspaceOf } from "../access/index.ts"
-import { type AuthType, Candidate, checkCandidate, type Platform } from "./Candidate.ts"
+import { type AuthType, Candidate, checkCandidate, endpointOf, type Platform } from "./Candidate.ts"
 import { InvalidInput, NotFound, type WorkspaceId, IdGenerator, SecretCipher, hotSpan } from "../shared/index.ts"
 import {
   applyUpdate,
@@ -183,15 +183,16 @@ export class Leaderboards extends Context.Service<Leaderboards, {
 
       /** A checked candidate with its sealed credential, not stored yet. */
       const candidateOf = Effect.fnUntraced(function*(leaderboard: Leaderboard, input: CandidateInput) {
+        const endpoint = yield* Effect.fromResult(endpointOf(input))
         const fields = {
           platform: input.platform ?? "Router",
           model_name: input.model_name ?? null,
-          url: input.url ?? null,
+          url: endpoint.url,
           model_id: input.model_id ?? null,
           auth_type: input.auth_type ?? "bearer",
           auth_header_name: input.auth_header_name ?? null
         }
-        yield* Effect.fromResult(checkCandidate(fields))
+        yield* Effect.fromResult(checkCandidate({ ...fields, endpoint_field: endpoint.field }))
         if (fields.model_id !== null && fields.platform === "Service" && !(yield* models.exists(leaderboard.workspace_id, fields.model_id))) {
           return yield* new InvalidInput({ message: "model_id names no model of the leaderboard's workspace", path: ["model_id"] })
         }
@@ -200,7 +201,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
           id: (yield* ids.next) as CandidateId,
           leaderboard_id: leaderboard.id,
           name: input.name,
-          model_url: input.model_url ?? null,
+          model_url: endpoint.url,
           has_token: input.token !== undefined,
           input_price_per_m_tokens: input.input_price_per_m_tokens ?? null,
           output_price_per_m_tokens: input.output_price_per_m_tokens ?? null,
