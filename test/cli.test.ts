@@ -547,3 +547,45 @@ describe("a first run that just works", () => {
   }, 120_000)
 })
 
+
+describe("the CLI helps a new user", () => {
+  it("token create without --email or --business-id says so at once, before any database starts", async () => {
+    const dataDir = tempDir()
+    const finished = await runPodium(["token", "create", "--name", "ci"], { DATA_DIR: dataDir, LOG_LEVEL: "info" })
+    expect(finished.code).not.toBe(0)
+    expect(finished.stderr.trim()).toBe("podium: Give --business-id or --email")
+    expect(finished.stdout).toBe("")
+    expect(existsSync(join(dataDir, "pg")), "no database was started").toBe(false)
+  }, 30_000)
+
+  it("--help describes every command and subcommand", async () => {
+    const help = await runPodium(["--help"])
+    expect(help.code, help.stderr).toBe(0)
+    for (const command of ["serve", "migrate", "token", "dev-session"]) {
+      expect(help.stdout, command).toMatch(new RegExp(`^  ${command} +\\S`, "m"))
+    }
+    const token = await runPodium(["token", "--help"])
+    expect(token.stdout).toMatch(/^DESCRIPTION\n  \S/m)
+    expect(token.stdout).toMatch(/^  create +\S/m)
+  }, 30_000)
+
+  it("serve --help lists every environment variable the configuration reads", async () => {
+    const help = await runPodium(["serve", "--help"])
+    expect(help.code, help.stderr).toBe(0)
+    // every upper-case name quoted in Config.ts, read here independently of how the CLI finds them
+    const config = readFileSync(join(root, "packages", "server", "src", "Config.ts"), "utf8")
+    const names = [...new Set([...config.matchAll(/"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,})"/g)].map((m) => m[1]!))]
+    expect(names).toEqual(expect.arrayContaining(["PORT", "DATABASE_URL", "SMTP_URL", "LOG_LEVEL"]))
+    for (const name of names) expect(help.stdout, name).toMatch(new RegExp(`\\b${name}\\b`))
+  }, 30_000)
+
+  it("dev-session prints only the token on stdout; its warnings go to stderr", async () => {
+    const finished = await runPodium(["dev-session", "--email", "dev@example.com"], {
+      DATABASE_URL: "postgres://podium@127.0.0.1:1/podium",
+      LOG_LEVEL: "info"
+    })
+    expect(finished.code, finished.stderr).toBe(0)
+    expect(finished.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/)
+    expect(finished.stderr).toContain("No session setting")
+  }, 30_000)
+})

@@ -1,7 +1,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { serviceVersion } from "@podium/adapters-http/api/Api"
 import { connect } from "node:net"
-import { Console, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { ConfigProvider, Console, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
 import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
@@ -11,7 +11,7 @@ import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepos
 import { runMigrations } from "@podium/adapters-pg/Migrations"
 import { ApiTokens, ExpiresIn, RequestedScopes, Scopes } from "@podium/domain/access"
 import { layerApp, layerCommandLogging, layerDatabaseClient, layerDatabase, layerLogging } from "./App.ts"
-import { loadConfig, type PodiumConfig } from "./Config.ts"
+import { loadConfig, PodiumConfig } from "./Config.ts"
 import { mintDevSession } from "./DevSession.ts"
 
 const withConfig = <A, E, R>(f: (config: PodiumConfig) => Effect.Effect<A, E, R>) =>
@@ -36,6 +36,26 @@ const checkPort = (config: PodiumConfig) =>
     socket.once("timeout", free)
   })
 
+/** The environment variables the configuration reads, in its order: what it asks of a provider that has none. */
+const environmentVariables = (() => {
+  const names = new Set<string>()
+  Effect.runSync(PodiumConfig.parse(ConfigProvider.make((path) => {
+    names.add(path.join("_"))
+    return Effect.undefined
+  })).pipe(Effect.ignore))
+  return [...names]
+})()
+
+/** Names joined by commas, in lines of at most 100 characters after `indent`. */
+const wrapped = (names: ReadonlyArray<string>, indent: string) =>
+  names.reduce<Array<string>>((lines, name, i) => {
+    const item = i === names.length - 1 ? name : `${name},`
+    const last = lines.at(-1)
+    if (last !== undefined && last.length + 1 + item.length <= 100) lines[lines.length - 1] = `${last} ${item}`
+    else lines.push(item)
+    return lines
+  }, []).map((line) => indent + line).join("\n")
+
 /** Set when SIGINT or SIGTERM arrives (the runtime's own handlers then interrupt the service). */
 const signalled = { stopping: false }
 
@@ -48,7 +68,14 @@ const serve = Command.make("serve", {}, () =>
       Layer.launch(layerApp(config).pipe(Layer.provide(layerLogging(config, () => signalled.stopping))))
     )
   )
-).pipe(Command.withDescription("Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set)"))
+).pipe(
+  Command.withShortDescription("Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set)"),
+  Command.withDescription(
+    "Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set).\n\n" +
+      "  It reads these environment variables (README, Configuration, says what each does):\n" +
+      wrapped(environmentVariables, "    ")
+  )
+)
 
 const migrate = Command.make("migrate", {}, () =>
   withConfig((config) =>
@@ -75,20 +102,22 @@ const tokenCreate = Command.make("create", {
   scopes: Flag.String("scopes").pipe(Flag.withDefault(Scopes.join(",")), Flag.withDescription("Comma-separated scopes")),
   expiresIn: Flag.Literals("expires-in", ExpiresIn.literals).pipe(Flag.withDefault("none" as const))
 }, ({ businessId, email, expiresIn, name, scopes }) =>
-  withConfig((config) =>
-    Effect.gen(function*() {
-      const scopeList = yield* Schema.decodeUnknownEffect(RequestedScopes)(scopes.split(",").map((s) => s.trim()))
-      const workspace = Option.isSome(businessId)
-        ? { id: businessId.value }
-        : Option.isSome(email)
-        ? { ownerEmail: email.value }
-        : yield* Effect.fail(new Error("Give --business-id or --email"))
+  Effect.gen(function*() {
+    // the arguments are checked before anything (the embedded database) starts
+    const scopeList = yield* Schema.decodeUnknownEffect(RequestedScopes)(scopes.split(",").map((s) => s.trim()))
+    const workspace = Option.isSome(businessId)
+      ? { id: businessId.value }
+      : Option.isSome(email)
+      ? { ownerEmail: email.value }
+      : yield* Effect.fail(new Error("Give --business-id or --email"))
+    const config = yield* loadConfig()
+    yield* Effect.gen(function*() {
       const tokens = yield* ApiTokens
       const { secret, token } = yield* tokens.bootstrap(workspace, { name, scopes: scopeList, expires_in: expiresIn }).pipe(
         Effect.catchTag("NotFound", () =>
           Effect.fail(new Error("id" in workspace
             ? `No workspace ${workspace.id}`
-            : `No user with email ${workspace.ownerEmail} has signed in yet (try: podium dev-session --email ${workspace.ownerEmail}, then any API call)`)))
+            : `No user with email ${workspace.ownerEmail} has signed in yet (try: npm run podium -- dev-session --email ${workspace.ownerEmail}, then any API call)`)))
       )
       const workspaceId = token.workspace_id
       yield* Console.log(JSON.stringify({ id: token.id, business_id: workspaceId, scopes: scopeList, secret: Redacted.value(secret) }))
@@ -101,16 +130,21 @@ const tokenCreate = Command.make("create", {
       Effect.provide(layerDatabase(config)),
       Effect.provide(layerCommandLogging(config))
     )
-  )
+  })
 ).pipe(Command.withDescription("Create an API token for a workspace without a session (prints the secret once)"))
 
-const token = Command.make("token").pipe(Command.withSubcommands([tokenCreate]))
+const token = Command.make("token").pipe(
+  Command.withDescription("API tokens made from the command line (for a first token, or CI)"),
+  Command.withSubcommands([tokenCreate])
+)
 
 const devSession = Command.make("dev-session", {
   email: Flag.String("email").pipe(Flag.withSchema(Email), Flag.withDescription("Who to sign in as")),
   ttl: Flag.Int("ttl").pipe(Flag.withDefault(3600), Flag.withDescription("Lifetime in seconds"))
 }, ({ email, ttl }) =>
-  withConfig((config) => Effect.flatMap(mintDevSession(config, email, ttl), Console.log))
+  withConfig((config) =>
+    Effect.flatMap(mintDevSession(config, email, ttl), Console.log).pipe(Effect.provide(layerCommandLogging(config)))
+  )
 ).pipe(Command.withDescription("Print a session JWT signed with the HS256 secret, for local use"))
 
 export const podium = Command.make("podium").pipe(
