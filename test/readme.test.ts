@@ -67,3 +67,55 @@ describe("the README walkthrough", () => {
     expect(stdout.trimEnd().endsWith(fake.sent.at(-1)!)).toBe(true) // the model's answer, byte for byte
   }, 120_000)
 })
+
+/**
+ * Whether a version is in an npm `engines` range, for the forms the lock holds (`>=22.19.0`,
+ * `^20.19.0`, `20`, `10.*`, `>= 0.4`, several joined by `||`); any other form fails the test by name.
+ */
+const admits = (range: string, version: string): boolean => {
+  const parse = (v: string) => v.split(".").map((part) => Number.parseInt(part, 10)).concat([0, 0, 0]).slice(0, 3)
+  const compare = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) =>
+    a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!
+  const have = parse(version)
+  return range.split("||").some((alternative) =>
+    alternative.trim().replace(/(>=|<=|>|<|\^)\s+/g, "$1").replace(/(\.[*xX])+/g, "").split(/\s+/).every((comparator) => {
+      const match = /^(>=|<=|>|<|\^)?(\d+(?:\.\d+){0,2})$/.exec(comparator)
+      if (match === null) throw new Error(`an engines range this test cannot read: ${range}`)
+      const [, operator, bound] = match
+      const want = parse(bound!)
+      const order = compare(have, want)
+      switch (operator) {
+        case ">=": return order >= 0
+        case "<=": return order <= 0
+        case ">": return order > 0
+        case "<": return order < 0
+        case "^": return have[0] === want[0] && order >= 0
+        default: return bound!.split(".").every((part, i) => Number(part) === have[i])
+      }
+    })
+  )
+}
+
+describe("the Node.js the README asks for", () => {
+  it("is package.json's engines; packages that want a newer Node run nothing on it during npm ci, and the README says so", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+    const lock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8"))
+    const minimum = /Only Node\.js \((\d+) or newer\)/.exec(readme)?.[1]
+    expect(minimum, "the README names a minimum Node").toBeDefined()
+    expect(pkg.engines?.node).toBe(`>=${minimum}`)
+    // everything runs on the Node the `node` dependency brings, whatever npm runs on
+    const bundled = lock.packages["node_modules/node"].version as string
+    expect(pkg.dependencies.node).toBe(bundled)
+
+    const wantNewer = Object.entries(lock.packages as Record<string, { engines?: { node?: string }; hasInstallScript?: boolean }>)
+      .filter(([path, meta]) => path !== "" && meta.engines?.node !== undefined && !admits(meta.engines.node, `${minimum}.0.0`))
+    expect(wantNewer.length, "packages npm warns about on the minimum").toBeGreaterThan(0)
+    for (const [path, meta] of wantNewer) {
+      expect(meta.hasInstallScript ?? false, `${path} runs an install script on the system Node`).toBe(false)
+      expect(admits(meta.engines!.node!, bundled), `${path} runs on Node ${bundled}`).toBe(true)
+    }
+    // npm's warnings, as npm words them, are explained where the minimum is stated
+    const paragraph = readme.slice(readme.indexOf("Only Node.js"), readme.indexOf("## Five minutes with Podium"))
+    expect(paragraph).toContain("EBADENGINE")
+  })
+})
