@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import type { InferenceRequest } from "@podium/adapters-http/inference/InferenceApi"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
+import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { loopbackFake } from "./fakes/JsonFake.ts"
 import {
   aCandidate,
@@ -14,6 +15,7 @@ import {
   signedIn
 } from "./support/Builders.ts"
 import { ApiFailure, type Caller, client, expectError } from "./support/Client.ts"
+import { deployedModel } from "./support/Models.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
@@ -116,62 +118,119 @@ describe("token budgets", () => {
 /**
  * An upstream that bills what a real one would: prompt tokens at most the UTF-8 bytes sent, and as
  * many output tokens as it is allowed (100,000 when the call sets no max_tokens). The model name
- * picks how it reports cost; `/router/models` is the router's price catalogue.
+ * picks how it bills: `reports-cost` reports a cost of 0.5 and `bills-9` one of 9 (`usage.cost`),
+ * `ignores-max-tokens` bills 1,000,000 output tokens whatever the call allowed. `/router/models` is
+ * the router's price catalogue. Each answer is held a moment, so calls let run side by side overlap.
  */
 const routerPrices = { prompt: "0.000001", completion: "0.00002" } // $1 and $20 per million tokens
-const billing = loopbackFake((path, body) => {
+const load = { inFlight: 0, max: 0 }
+const billing = loopbackFake(async (path, body) => {
   if (path === "/router/models") {
     return { data: [{ id: "acme/listed", pricing: routerPrices }, { id: "acme/free-text", pricing: { prompt: "n/a" } }] }
   }
+  load.max = Math.max(load.max, ++load.inFlight)
+  await new Promise((resolve) => setTimeout(resolve, 5))
+  load.inFlight--
   const prompt = (body.messages as Array<{ content: string }>).reduce((n, m) => n + Buffer.byteLength(m.content), 0)
-  const completion = Math.min(body.max_tokens ?? 100_000, 100_000)
+  const completion = body.model === "ignores-max-tokens" ? 1_000_000 : Math.min(body.max_tokens ?? 100_000, 100_000)
   const usage: Record<string, number> = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
   if (body.model === "reports-cost") usage.cost = 0.5
+  if (body.model === "bills-9") usage.cost = 9
   return { id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" } }], usage }
 })
 
 describe("spend never exceeds the limit by more than one call's cost (50 parallel calls each)", () => {
+  const fineTuneKey = "sk-ft-budgets"
+  let tuner: FineTuneFake
   let podium2: Podium
   let owner2: SignedIn
   beforeAll(async () => {
     await billing.start()
-    podium2 = await startPodium({ ROUTER_BASE_URL: `${billing.url()}/router` })
+    tuner = await startFineTuneFake({ apiKey: fineTuneKey })
+    podium2 = await startPodium({
+      ROUTER_BASE_URL: `${billing.url()}/router`,
+      FINE_TUNE_BASE_URL: tuner.baseUrl,
+      FINE_TUNE_API_KEY: fineTuneKey,
+      FINE_TUNE_BASE_MODELS: "base-model",
+      FINE_TUNE_POLL_INTERVAL_MS: "50"
+    })
     owner2 = await signedIn(podium2, "budget-scenarios")
   })
   afterAll(async () => {
     await podium2.stop()
     await billing.stop()
+    await tuner.close()
   })
 
-  const scenario = async (candidate: NewCandidate, limit: number, payload: typeof InferenceRequest.Type = { input: "hi" }) => {
-    const { id } = await servingLeaderboard(owner2.api, candidate, aLeaderboard({ name: "s" }))
-    const { token, api: serving } = await inferenceToken(owner2, { name: "b", budget_limit: limit }, podium2)
-    const { ok, refused } = await together(50, () => infer(id, serving, payload))
-    for (const r of refused) expect(r.status, r.text).toBe(429)
+  /**
+   * What a token's calls settled at once every call is answered: its spend, and the most one of
+   * its calls cost (from the traces). Nothing may be left reserved.
+   */
+  const settledSpend = async (tokenId: string) => {
     const [spend] = await query(podium2.databaseUrl, (sql) =>
       sql`SELECT settled_usd::text AS settled, reserved_usd::text AS reserved, unpriced_in_flight
-          FROM token_spend WHERE token_id = ${token.id}`)
+          FROM token_spend WHERE token_id = ${tokenId}`)
     const [open] = await query(podium2.databaseUrl, (sql) =>
-      sql`SELECT count(*)::int AS n FROM token_reservations WHERE token_id = ${token.id}`)
+      sql`SELECT count(*)::int AS n FROM token_reservations WHERE token_id = ${tokenId}`)
+    const [largest] = await query(podium2.databaseUrl, (sql) =>
+      sql`SELECT coalesce(max(cost_usd), 0) AS usd FROM traces WHERE token_id = ${tokenId}`)
     expect(open!["n"]).toBe(0)
     expect(Number(spend!["reserved"])).toBe(0) // exact: numeric, no float leftovers
     expect(spend!["unpriced_in_flight"]).toBe(0)
-    return { ok, spent: Number(spend!["settled"]) }
+    return { spent: Number(spend!["settled"]), largest: Number(largest!["usd"]) }
   }
+
+  /** 50 parallel calls of a new token with a budget of `limit` on a leaderboard served by `candidate`. */
+  const scenario = async (candidate: NewCandidate, limit: number, payload: typeof InferenceRequest.Type = { input: "hi" }) => {
+    const { id } = await servingLeaderboard(owner2.api, candidate, aLeaderboard({ name: "s" }))
+    const { token, api: serving } = await inferenceToken(owner2, { name: "b", budget_limit: limit }, podium2)
+    load.max = 0
+    const { ok, refused } = await together(50, () => infer(id, serving, payload))
+    for (const r of refused) expect(r.status, r.text).toBe(429)
+    const { largest, spent } = await settledSpend(token.id)
+    expect(spent).toBeLessThanOrEqual(limit + largest)
+    return { ok, spent, largest, overlap: load.max }
+  }
+  const custom = (model_name: string, prices: Partial<NewCandidate> = {}): NewCandidate => ({
+    name: model_name,
+    platform: "Custom",
+    url: billing.url(),
+    auth_type: "none",
+    model_name,
+    ...prices
+  })
 
   it("a priced candidate and a tiny request without max_tokens: the output is capped, so the bound holds", async () => {
     const oneCall = (4096 * 20 + 100) / 1e6 // at most the default cap of output plus a small prompt
-    const { ok, spent } = await scenario({ name: "p", platform: "Custom", url: billing.url(), auth_type: "none", input_price_per_m_tokens: 1, output_price_per_m_tokens: 20 }, 1)
+    const { ok, overlap, spent } = await scenario(custom("honest", { input_price_per_m_tokens: 1, output_price_per_m_tokens: 20 }), 1)
     expect(spent).toBeLessThanOrEqual(1 + oneCall)
     expect(spent).toBeGreaterThan(1 - oneCall) // it did spend the budget
     expect(ok).toBeGreaterThan(10)
+    // its calls settle within their reservations, so once one has, they run side by side
+    expect(overlap).toBeGreaterThan(1)
   })
 
   it("a candidate without prices whose upstream reports usage.cost runs one call at a time and stops at the limit", async () => {
-    const { ok, spent } = await scenario({ name: "u", platform: "Custom", url: billing.url(), auth_type: "none", model_name: "reports-cost" }, 2)
-    expect(spent).toBeLessThanOrEqual(2 + 0.5)
+    const { ok, overlap, spent } = await scenario(custom("reports-cost"), 2)
     expect(ok).toBe(4) // 0, 0.5, 1.0, 1.5 are below 2; the fourth call brings spend to 2
     expect(spent).toBe(2)
+    expect(overlap).toBe(1)
+  })
+
+  it("a candidate priced at $0.01 per million tokens whose upstream reports usage.cost 9: one call at a time once it settles above its reservation", async () => {
+    const priced = { input_price_per_m_tokens: 0.01, output_price_per_m_tokens: 0.01 }
+    const { largest, ok, spent } = await scenario(custom("bills-9", priced), 10, { input: "hi", max_tokens: 1 })
+    expect(largest).toBe(9)
+    expect(ok).toBe(2) // 0 and 9 are below 10
+    expect(spent).toBe(18)
+  })
+
+  it("a priced candidate whose upstream bills 1,000,000 output tokens against max_tokens 1: one call at a time", async () => {
+    const priced = { input_price_per_m_tokens: 0.01, output_price_per_m_tokens: 9.8 }
+    const { largest, ok, spent } = await scenario(custom("ignores-max-tokens", priced), 10, { input: "hi", max_tokens: 1 })
+    expect(largest).toBeGreaterThan(9.8)
+    expect(ok).toBe(2)
+    expect(spent).toBe(2 * largest)
   })
 
   it("a router candidate without prices takes them from the router catalogue", async () => {
@@ -181,5 +240,20 @@ describe("spend never exceeds the limit by more than one call's cost (50 paralle
     // the upstream reports no cost: only the catalogue's prices make the calls count
     expect(spent).toBeGreaterThan(1 - oneCall)
     expect(ok).toBeGreaterThan(10)
+  })
+
+  it("model inference: a deployed model whose upstream reports usage.cost runs one call at a time and stops at the limit", async () => {
+    const { modelId } = await deployedModel(podium2, owner2)
+    const { secret, token } = await owner2.api((c) =>
+      c.tokens.create({ payload: aToken(["models:inference"], { name: "model budget", budget_limit: 2 }) }))
+    tuner.usageCost = 0.5
+    const answers = await Promise.all(Array.from({ length: 50 }, () =>
+      podium2.request("POST", `/v1/models/${modelId}/inference`, { token: secret, json: { messages: [{ role: "user", content: "q1" }] } })))
+    tuner.usageCost = null
+    for (const a of answers) expect([200, 429], JSON.stringify(a.body)).toContain(a.status)
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(4)
+    const { largest, spent } = await settledSpend(token.id)
+    expect(largest).toBe(0.5)
+    expect(spent).toBe(2)
   })
 })

@@ -65,6 +65,8 @@ export interface FineTuneFake {
   unavailable: number
   /** What a chat completion answers; default `echo: <last user content>`. An `ft:` model no job produced is a 404. */
   answer: (model: string, messages: ReadonlyArray<ChatMessage>) => string
+  /** The cost a chat completion reports (`usage.cost`, as OpenRouter does); default none. */
+  usageCost: number | null
   readonly chats: Array<{ readonly model: string; readonly messages: ReadonlyArray<ChatMessage> }>
   /** Moves the job to succeeded, with its model, tokens and events. */
   readonly finish: (id: string) => void
@@ -269,7 +271,12 @@ export const startFineTuneFake = async (options: { readonly apiKey?: string } = 
       created: now(),
       model,
       choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-      usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens }
+      usage: {
+        prompt_tokens,
+        completion_tokens,
+        total_tokens: prompt_tokens + completion_tokens,
+        ...(fake.usageCost === null ? {} : { cost: fake.usageCost })
+      }
     }
   }
 
@@ -334,6 +341,7 @@ export const startFineTuneFake = async (options: { readonly apiKey?: string } = 
     unavailable: 0,
     createDelayMs: 0,
     answer: defaultAnswer,
+    usageCost: null,
     chats: [],
     finish: (id: string) => succeed(jobOf(id)),
     failJob: (id: string, message: string) => fail(jobOf(id), message)

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 
-/** A loopback JSON server: `answer(path, body)` gives each request's JSON answer (status 200). */
+/** A loopback JSON server: `answer(path, body)` gives each request's JSON answer (status 200), or a promise of it. */
 export const loopbackFake = (answer: (path: string, body: any) => unknown) => {
   let server: Server | undefined
   let url = ""
@@ -14,8 +14,10 @@ export const loopbackFake = (answer: (path: string, body: any) => unknown) => {
         req.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8")
           const body = text === "" ? null : JSON.parse(text)
-          res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify(answer(new URL(req.url ?? "/", "http://x").pathname, body)))
+          void Promise.resolve(answer(new URL(req.url ?? "/", "http://x").pathname, body)).then((json) => {
+            res.writeHead(200, { "content-type": "application/json" })
+            res.end(JSON.stringify(json))
+          })
         })
       })
       await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve))

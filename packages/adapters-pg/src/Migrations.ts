@@ -21,6 +21,7 @@ import fineTuneTraces from "./migrations/0017_fine_tune_traces.ts"
 import modelInference from "./migrations/0018_model_inference.ts"
 import deployments from "./migrations/0019_deployments.ts"
 import sessionCopies from "./migrations/0020_session_copies.ts"
+import priceTrust from "./migrations/0021_price_trust.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -43,7 +44,8 @@ export const loader = PgMigrator.fromRecord({
   "0017_fine_tune_traces": fineTuneTraces,
   "0018_model_inference": modelInference,
   "0019_deployments": deployments,
-  "0020_session_copies": sessionCopies
+  "0020_session_copies": sessionCopies,
+  "0021_price_trust": priceTrust
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

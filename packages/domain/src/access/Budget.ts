@@ -38,6 +38,12 @@ export interface Prices {
   readonly output: number | null
 }
 
+/**
+ * What a token's trust in a price is kept for (BudgetLedger): what a call goes through, e.g. a
+ * candidate or a model version, at its prices, so a changed price is trusted afresh.
+ */
+export const priceSubject = (target: string, prices: Prices): string => `${target} at ${prices.input}/${prices.output} per M`
+
 /** What a budgeted call may cost, decided before it is made. */
 export type CallBound =
   /** At most `amount` USD: the input and output prices are known. */

@@ -7,13 +7,15 @@ const money = BigDecimal.fromNumberUnsafe
 interface Spend {
   readonly settled: BigDecimal.BigDecimal
   readonly reserved: BigDecimal.BigDecimal
-  readonly unpricedInFlight: number
+  readonly aloneInFlight: number
 }
 
 interface Reservation {
   readonly spendKey: string
   readonly amount: BigDecimal.BigDecimal
-  readonly unpriced: boolean
+  readonly alone: boolean
+  /** The token's trust this call's settlement informs; null for an unpriced call. */
+  readonly trustKey: string | null
   readonly expiresAt: DateTime.Utc
 }
 
@@ -21,27 +23,37 @@ interface State {
   /** Per token and window start. */
   readonly spend: ReadonlyMap<string, Spend>
   readonly reservations: ReadonlyMap<string, Reservation>
+  /** Per token and subject: true once trusted, false for good once a call settled above its reservation. */
+  readonly trust: ReadonlyMap<string, boolean>
   readonly issued: number
 }
 
-const nothingSpent: Spend = { settled: money(0), reserved: money(0), unpricedInFlight: 0 }
+const nothingSpent: Spend = { settled: money(0), reserved: money(0), aloneInFlight: 0 }
 
 const spentOf = (spend: Spend) => BigDecimal.sum(spend.settled, spend.reserved)
 
-/** Takes a reservation off the books and adds its actual cost, once. */
-const release = (state: State, id: string, actual: BigDecimal.BigDecimal): State => {
+/** Takes a reservation off the books and adds its actual cost (null: unknown), once. */
+const release = (state: State, id: string, actual: BigDecimal.BigDecimal | null): State => {
   const reservation = state.reservations.get(id)
   if (reservation === undefined) return state
   const spend = state.spend.get(reservation.spendKey) ?? nothingSpent
   const reservations = new Map(state.reservations)
   reservations.delete(id)
+  const { trustKey } = reservation
+  const trust = trustKey === null || actual === null
+    ? state.trust
+    : new Map(state.trust).set(
+      trustKey,
+      BigDecimal.isLessThanOrEqualTo(actual, reservation.amount) && state.trust.get(trustKey) !== false
+    )
   return {
     ...state,
     reservations,
+    trust,
     spend: new Map(state.spend).set(reservation.spendKey, {
-      settled: BigDecimal.sum(spend.settled, actual),
+      settled: BigDecimal.sum(spend.settled, actual ?? money(0)),
       reserved: BigDecimal.subtract(spend.reserved, reservation.amount),
-      unpricedInFlight: spend.unpricedInFlight - (reservation.unpriced ? 1 : 0)
+      aloneInFlight: spend.aloneInFlight - (reservation.alone ? 1 : 0)
     })
   }
 }
@@ -50,16 +62,18 @@ const release = (state: State, id: string, actual: BigDecimal.BigDecimal): State
 const layer = Layer.effect(
   BudgetLedger,
   Effect.gen(function*() {
-    const state = yield* Ref.make<State>({ spend: new Map(), reservations: new Map(), issued: 0 })
+    const state = yield* Ref.make<State>({ spend: new Map(), reservations: new Map(), trust: new Map(), issued: 0 })
 
     return BudgetLedger.of({
-      reserve: ({ amount, expiresAt, limit, tokenId, unpriced, windowStart }) =>
+      reserve: ({ amount, expiresAt, limit, subject, tokenId, unpriced, windowStart }) =>
         Ref.modify(state, (s): readonly [Reserved, State] => {
           const spendKey = `${tokenId}@${DateTime.formatIso(windowStart)}`
+          const trustKey = `${tokenId} ${subject}`
+          const alone = unpriced || s.trust.get(trustKey) !== true
           const spend = s.spend.get(spendKey) ?? nothingSpent
           const spent = spentOf(spend)
-          const fits = BigDecimal.isLessThan(spent, money(limit)) && spend.unpricedInFlight === 0 &&
-            (!unpriced || BigDecimal.isZero(spend.reserved))
+          const fits = BigDecimal.isLessThan(spent, money(limit)) && spend.aloneInFlight === 0 &&
+            (!alone || BigDecimal.isZero(spend.reserved))
           if (!fits) {
             return [
               BigDecimal.isGreaterThanOrEqualTo(spent, money(limit))
@@ -70,20 +84,27 @@ const layer = Layer.effect(
           }
           const id = `reservation-${s.issued + 1}`
           return [{ _tag: "Held", reservation: id }, {
+            ...s,
             issued: s.issued + 1,
             spend: new Map(s.spend).set(spendKey, {
               settled: spend.settled,
               reserved: BigDecimal.sum(spend.reserved, money(amount)),
-              unpricedInFlight: spend.unpricedInFlight + (unpriced ? 1 : 0)
+              aloneInFlight: spend.aloneInFlight + (alone ? 1 : 0)
             }),
-            reservations: new Map(s.reservations).set(id, { spendKey, amount: money(amount), unpriced, expiresAt })
+            reservations: new Map(s.reservations).set(id, {
+              spendKey,
+              amount: money(amount),
+              alone,
+              trustKey: unpriced ? null : trustKey,
+              expiresAt
+            })
           }]
         }),
-      settle: (id, actual) => Ref.update(state, (s) => release(s, id, money(actual))),
+      settle: (id, actual) => Ref.update(state, (s) => release(s, id, actual === null ? null : money(actual))),
       sweep: (now) =>
         Ref.modify(state, (s) => {
           const expired = [...s.reservations].filter(([, r]) => !DateTime.isGreaterThan(r.expiresAt, now))
-          return [expired.length, expired.reduce((next, [id]) => release(next, id, money(0)), s)]
+          return [expired.length, expired.reduce((next, [id]) => release(next, id, null), s)]
         })
     })
   })

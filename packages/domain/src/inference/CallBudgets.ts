@@ -11,9 +11,9 @@ import {
 /** A reservation left by a call that never settled (a crash) is released after this. */
 export const reservationLifetime = Duration.minutes(5)
 
-/** How often a call waiting for an unpriced call of its token asks again: 5 ms, growing to 100 ms. */
+/** How often a call waiting for a call of its token that runs alone asks again: 5 ms, growing to 100 ms. */
 const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
-  Schedule.modifyDelay(({ attempt }) => Effect.succeed(Duration.millis(Math.min(5 * 1.5 ** attempt, 100))))
+  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(100))))
 )
 
 class LedgerBusy {
@@ -23,19 +23,25 @@ class LedgerBusy {
 /**
  * API tokens' budgets around a paid call, for every inference path (leaderboards and models):
  * `reserve` holds the call's bound (None when the token has no budget) and `settle` replaces it
- * with what the call cost. A call whose price is unknown waits while other calls of the token are
- * in flight (it runs alone, so spend can pass the limit by that one call at most).
+ * with what the call cost (null when unknown: a failed call, no usage reported). A call whose
+ * price is unknown, or whose `subject` (`priceSubject`: the candidate or model version at its
+ * prices) the token has not seen keep its price, waits while other calls of the token are in
+ * flight: it runs alone, so spend can pass the limit by that one call at most (BudgetLedger).
  */
 export class CallBudgets extends Context.Service<CallBudgets, {
-  readonly reserve: (principal: Principal, bound: CallBound) => Effect.Effect<Option.Option<string>, BudgetExceeded>
-  readonly settle: (reservation: Option.Option<string>, cost: number) => Effect.Effect<void>
+  readonly reserve: (
+    principal: Principal,
+    bound: CallBound,
+    subject: string
+  ) => Effect.Effect<Option.Option<string>, BudgetExceeded>
+  readonly settle: (reservation: Option.Option<string>, cost: number | null) => Effect.Effect<void>
 }>()("@podium/domain/inference/CallBudgets") {
   static readonly layer = Layer.effect(
     CallBudgets,
     Effect.gen(function*() {
       const ledger = yield* BudgetLedger
 
-      const reserve = Effect.fnUntraced(function*(principal: Principal, bound: CallBound) {
+      const reserve = Effect.fnUntraced(function*(principal: Principal, bound: CallBound, subject: string) {
         if (principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null) return Option.none<string>()
         const token = principal.token
         const now = yield* DateTime.now
@@ -46,6 +52,7 @@ export class CallBudgets extends Context.Service<CallBudgets, {
           limit: token.budget_limit!,
           amount: bound._tag === "Bounded" ? bound.amount : 0,
           unpriced: bound._tag === "Unbounded",
+          subject,
           expiresAt: DateTime.addDuration(now, reservationLifetime)
         }).pipe(
           Effect.flatMap((held) => held._tag === "Busy" ? Effect.fail(new LedgerBusy()) : Effect.succeed(held)),
@@ -63,7 +70,7 @@ export class CallBudgets extends Context.Service<CallBudgets, {
         return Option.some(held.reservation)
       })
 
-      const settle = (reservation: Option.Option<string>, cost: number) =>
+      const settle = (reservation: Option.Option<string>, cost: number | null) =>
         Option.isSome(reservation) ? ledger.settle(reservation.value, cost) : Effect.void
 
       return CallBudgets.of({ reserve, settle })

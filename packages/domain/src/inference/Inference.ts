@@ -10,7 +10,7 @@ import {
 } from "../leaderboards/index.ts"
 import { type InvalidInput, type NotFound, hotSpan, IdGenerator } from "../shared/index.ts"
 import { NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
-import { type BudgetExceeded, boundCall, type Prices, type Principal } from "../access/index.ts"
+import { type BudgetExceeded, boundCall, type Prices, priceSubject, type Principal } from "../access/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
 import { type ChatCompletion, ChatProvider, type ChatProviderFailed, type ChatRequest } from "./ChatProvider.ts"
 import { BudgetDefaultMaxTokens, PriceCatalogue } from "./PriceCatalogue.ts"
@@ -116,7 +116,7 @@ export class Inference extends Context.Service<Inference, {
         // Once the upstream is called the call is paid for: finish it and record its trace even if
         // the client hangs up meanwhile (waiting for the budget can still be given up).
         return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
-          const reservation = yield* restore(reserve(principal, bound))
+          const reservation = yield* restore(reserve(principal, bound, priceSubject(`candidate ${candidate.id}`, prices)))
           const result = yield* Effect.result(complete({
             messages: prompt.messages,
             temperature: request.temperature,
@@ -136,7 +136,7 @@ export class Inference extends Context.Service<Inference, {
             token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
             created_at: yield* DateTime.now
           } as const
-          yield* settle(reservation, result._tag === "Success" ? result.success.costUsd ?? 0 : 0)
+          yield* settle(reservation, result._tag === "Success" ? result.success.costUsd : null)
           if (result._tag === "Failure") {
             const failure = result.failure
             yield* traces.record({

@@ -1,5 +1,5 @@
 import { Context, DateTime, Effect, Layer, Option, Result, Semaphore } from "effect"
-import { type BudgetExceeded, boundCall, type Principal, visibleMembership } from "../access/index.ts"
+import { type BudgetExceeded, boundCall, priceSubject, type Principal, visibleMembership } from "../access/index.ts"
 import {
   CallBudgets,
   type ChatCompletion,
@@ -274,14 +274,15 @@ export class ModelInference extends Context.Service<ModelInference, {
         const { model, secret, target, version } = chosen
         const exchange = exchangeOf(chosen, { messages: request.messages ?? [], temperature: request.temperature, max_tokens: request.max_tokens })
         const { maxTokens, messages, sent } = exchange
-        const bound = boundCall({ input: target.inputPricePerMTokens, output: target.outputPricePerMTokens }, sent, maxTokens, maxTokens)
+        const prices = { input: target.inputPricePerMTokens, output: target.outputPricePerMTokens }
+        const bound = boundCall(prices, sent, maxTokens, maxTokens)
 
         // once the upstream is called the call is paid for: finish it, and log and trace it, even if the client hangs up
         return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
-          const reservation = yield* restore(budgets.reserve(principal, bound))
+          const reservation = yield* restore(budgets.reserve(principal, bound, priceSubject(`model version ${version.id}`, prices)))
           const called = yield* calls.call(chosen, exchange)
           const { result, timestamp } = called
-          yield* budgets.settle(reservation, result._tag === "Success" ? result.success.costUsd ?? 0 : 0)
+          yield* budgets.settle(reservation, result._tag === "Success" ? result.success.costUsd : null)
           const messageId = yield* ids.next
           const traceId = model.leaderboard_ids.length > 0 ? yield* ids.next : null
           const input = messages.findLast((m) => m.role === "user")?.content ?? null
