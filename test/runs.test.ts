@@ -380,7 +380,7 @@ describe("improve-dataset", () => {
     expect(rows.map((r) => r.reference)).toEqual(["a7", "a8", "a9"])
   })
 
-  it("improves first when a run asks, and needs a judge", async () => {
+  it("improves first when a run asks, and needs a judge or a serving candidate", async () => {
     fake.files["/unlabelled.jsonl"] = { contentType: "application/jsonl", body: '{"input":"q1"}\n{"input":"q2"}\n{"input":"q3"}' }
     const { id } = await leaderboardWith(["right"], {
       dataset_url: `${fake.url}/unlabelled.jsonl`,
@@ -391,8 +391,9 @@ describe("improve-dataset", () => {
     expect(done).toMatchObject({ status: "succeeded", improve_dataset: true, dataset: { rows: 3, improved_rows: 3 } })
     expect(done.results[0]).toMatchObject({ correct: 3, total: 3 })
 
-    const noJudge = await leaderboardWith(["right"])
-    await expectError(owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: noJudge.id }, payload: null })), 409, "not_runnable")
+    // two candidates, none chosen, no ranking: nothing serves (test/service-labeller.test.ts: the serving candidate labels)
+    const noLabeller = await leaderboardWith(["right", "partly"])
+    await expectError(owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: noLabeller.id }, payload: null })), 409, "not_runnable")
   })
 })
 

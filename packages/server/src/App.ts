@@ -29,7 +29,7 @@ import { TokensHttp } from "@podium/adapters-http/access/TokensHttp"
 import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
 import { PushDatasetsHttp } from "@podium/adapters-http/datasets/PushDatasetsHttp"
 import { DatasetRepositoryPg } from "@podium/adapters-pg/datasets/DatasetRepositoryPg"
-import { DatasetLabels, Datasets } from "@podium/domain/datasets"
+import { DatasetLabels, Datasets, Labellers } from "@podium/domain/datasets"
 import { DatasetImprovements, RunConcurrency, RunDatasets, Runs } from "@podium/domain/runs"
 import { RunsHttp } from "@podium/adapters-http/runs/RunsHttp"
 import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
@@ -283,9 +283,11 @@ export const layerServices = (config: PodiumConfig) =>
         TraceExport.layer,
         Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
         Datasets.layer,
-        DatasetLabels.layer,
+        DatasetLabels.layer.pipe(Layer.provide(Labellers.layer)),
         AutoSelection.layer,
-        Layer.mergeAll(Runs.layer, DatasetImprovements.layer).pipe(Layer.provide(RunDatasets.layer)),
+        Layer.mergeAll(Runs.layer, DatasetImprovements.layer.pipe(Layer.provide(Labellers.layer))).pipe(
+          Layer.provide(RunDatasets.layer)
+        ),
         Layer.mergeAll(FineTunes.layer, Deployments.layer, ModelLogs.layer, ModelWebhooks.layer).pipe(
           Layer.provideMerge(Models.layer),
           Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))

@@ -116,7 +116,7 @@ export const LabelJob = Schema.Struct({
   job_id: Schema.String,
   status: Schema.Literals(["running", "succeeded", "failed"]),
   base_version: Schema.Int.annotate({ description: "The version whose rows are labelled" }),
-  labeller: Schema.String.annotate({ description: "`router:<model>`/`hub:<model>` (the judge) or the serving candidate's model" }),
+  labeller: Schema.String.annotate({ description: "`router:<model>`/`hub:<model>` (the judge) or the serving candidate's model_name, else its name" }),
   total: Schema.Int.annotate({ description: "Rows without a reference when the job started" }),
   labelled: Schema.Int,
   failed: Schema.Int.annotate({ description: "Rows the labeller gave no answer for, after retries" }),
@@ -259,7 +259,7 @@ export class DatasetAdminApi extends HttpApiGroup.make("datasetAdmin")
       summary: "Label the rows that have no reference",
       description: "Starts a durable job (or answers the one running) that asks the labeller — the leaderboard's " +
         "judge model (judge_provider router or hub, through the workspace's integration), else its serving " +
-        "candidate; 409 no_labeller without either — for a reference for every row of the latest version that has " +
+        "candidate of any platform (a Service candidate through its model's deployed version); 409 no_labeller without either — for a reference for every row of the latest version that has " +
         "none, with the same prompt a candidate gets (system_prompt, model_prompt). Given references are never " +
         "replaced. At most 4 calls at once; a call that times out or gets 429/5xx is retried with backoff (4 " +
         "attempts); the job survives restarts and resumes where it stopped. When it ends, the labels are published " +

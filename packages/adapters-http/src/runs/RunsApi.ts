@@ -34,7 +34,10 @@ const ImprovementView = Schema.Struct({
   id: Schema.String,
   leaderboard_id: Schema.String,
   status: Schema.Literals(["running", "succeeded", "failed"]),
-  labeller: Schema.String.annotate({ description: "The judge model that proposes references (`provider:model`)" }),
+  labeller: Schema.String.annotate({
+    description: "Who proposes references: the judge model (`provider:model`), else the serving candidate (its " +
+      "model_name, else its name)"
+  }),
   replace_references: Schema.Boolean,
   total: Schema.Int.annotate({ description: "Rows to improve (distinct inputs)" }),
   improved: Schema.Int,
@@ -130,8 +133,9 @@ export class RunsApi extends HttpApiGroup.make("runs")
       error: [NotFound, LeaderboardArchived, NotRunnable, DatasetMissing]
     }).annotateMerge(requiresScope(run)).annotateMerge(OpenApi.annotations({
       summary: "Improve the dataset's references",
-      description: "In the background, the judge model (`judge_provider`, `judge_model`; 409 `not_runnable` without " +
-        "one) proposes a reference for every row without one and, with `replace_references: true`, for every row the " +
+      description: "No body is needed. In the background, the leaderboard's labeller — its judge model " +
+        "(`judge_provider`, `judge_model`), else its serving candidate of any platform, as for auto-labels; 409 " +
+        "`not_runnable` without either — proposes a reference for every row without one and, with `replace_references: true`, for every row the " +
         "latest succeeded run's candidates disagree on (their answers are shown to it as hints). The proposals form " +
         "the leaderboard's next derived version: runs read them over the dataset's rows (`improved_rows` on the run), " +
         "for GET and PUSH datasets alike; the dataset's own rows and versions stay as they are. Given references are " +

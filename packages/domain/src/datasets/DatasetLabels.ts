@@ -1,19 +1,13 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { type Principal } from "../access/index.ts"
-import {
-  type CallableCandidate,
-  ChatProvider,
-  type ChatProviderFailed,
-  type ChatTarget,
-  ChatTargets,
-  servingCandidate
-} from "../inference/index.ts"
-import { buildMessages, type Leaderboard, LeaderboardArchived, type LeaderboardId, LeaderboardRepository, Leaderboards } from "../leaderboards/index.ts"
+import type { ChatCompletion, ChatProviderFailed, ChatRequest } from "../inference/index.ts"
+import { buildMessages, LeaderboardArchived, type LeaderboardId, Leaderboards } from "../leaderboards/index.ts"
 import { IdGenerator, NotFound, storableText } from "../shared/index.ts"
 import { NoLabeller, NotPushDataset } from "./DatasetErrors.ts"
 import { DatasetLabelQueue, DatasetLabelRepository, type UnlabelledRow } from "./DatasetLabelRepository.ts"
 import { DatasetRepository } from "./DatasetRepository.ts"
-import { type Labeller, LabelJob, labellerName, labellerOf, promptInputOf } from "./LabelJob.ts"
+import { LabelJob, labellerName, promptInputOf } from "./LabelJob.ts"
+import { Labellers } from "./Labellers.ts"
 
 /** Rows one step of a job takes (one durable activity): what a restart may have to redo. */
 export const labelPageSize = 32
@@ -52,23 +46,8 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
       const datasets = yield* DatasetRepository
       const queue = yield* DatasetLabelQueue
       const leaderboards = yield* Leaderboards
-      const repository = yield* LeaderboardRepository
-      const targets = yield* ChatTargets
-      const provider = yield* ChatProvider
+      const labellers = yield* Labellers
       const ids = yield* IdGenerator
-
-      /** The leaderboard's labeller as a chat target, or None when it has none. */
-      const labellerTarget = Effect.fnUntraced(function*(leaderboardId: LeaderboardId) {
-        const serving = yield* repository.findServing(leaderboardId)
-        if (Option.isNone(serving)) return Option.none<{ labeller: Labeller; target: ChatTarget; leaderboard: Leaderboard }>()
-        const { candidates, credentials, leaderboard, ranking_winner } = serving.value
-        const labeller = labellerOf(leaderboard, servingCandidate(leaderboard, candidates, ranking_winner))
-        if (Option.isNone(labeller)) return Option.none()
-        const target = labeller.value._tag === "Candidate"
-          ? yield* targets.of(labeller.value.candidate as CallableCandidate, leaderboard.workspace_id, credentials)
-          : yield* targets.judge(labeller.value.provider, labeller.value.model, leaderboard.workspace_id)
-        return Option.some({ labeller: labeller.value, target, leaderboard })
-      })
 
       const start = Effect.fn("DatasetLabels.start")(function*(principal: Principal, id: LeaderboardId) {
         const { leaderboard } = yield* leaderboards.serving(principal, id)
@@ -76,7 +55,7 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: id })
         const [latest] = yield* datasets.versions(id)
         if (latest === undefined) return yield* new NotFound({ resource: "dataset version", id: "latest" })
-        const found = yield* labellerTarget(id)
+        const found = yield* labellers.of(id)
         if (Option.isNone(found)) return yield* new NoLabeller({ leaderboard_id: id })
         const job = yield* labels.start(new LabelJob({
           id: yield* ids.next,
@@ -103,12 +82,16 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         }))
 
       /** One row: the labeller's answer to the row's prompt, retried while the failure may pass. */
-      const labelRow = (current: LabelJob, target: ChatTarget, challenge: { system_prompt: string | null; model_prompt: string | null }) =>
+      const labelRow = (
+        current: LabelJob,
+        ask: (request: ChatRequest) => Effect.Effect<ChatCompletion, ChatProviderFailed>,
+        challenge: { system_prompt: string | null; model_prompt: string | null }
+      ) =>
       (row: UnlabelledRow) =>
         Effect.gen(function*() {
           const prompt = buildMessages(promptInputOf(row.data), challenge)
           if (prompt._tag === "Failure") return yield* labels.countFailure(current)
-          const answer = yield* provider.complete(target, { messages: prompt.success.messages }).pipe(
+          const answer = yield* ask({ messages: prompt.success.messages }).pipe(
             Effect.retry({ schedule: backoff, times: labelAttempts - 1, while: retryable }),
             Effect.option
           )
@@ -123,11 +106,11 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         if (current.status !== "running") return null
         const rows = yield* labels.unlabelled(current, afterId, labelPageSize)
         if (rows.length === 0) return null
-        const found = yield* labellerTarget(current.leaderboard_id as LeaderboardId)
+        const found = yield* labellers.of(current.leaderboard_id as LeaderboardId)
         if (Option.isNone(found)) {
           yield* Effect.forEach(rows, () => labels.countFailure(current), { discard: true })
         } else {
-          yield* Effect.forEach(rows, labelRow(current, found.value.target, found.value.leaderboard.challenge), {
+          yield* Effect.forEach(rows, labelRow(current, found.value.ask, found.value.leaderboard.challenge), {
             concurrency: labelConcurrency,
             discard: true
           })

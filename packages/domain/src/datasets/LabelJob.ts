@@ -25,7 +25,7 @@ export class LabelJob extends Schema.Class<LabelJob>("LabelJob")({
   finished_at: Schema.NullOr(Schema.DateTimeUtc)
 }) {}
 
-/** Who labels: the leaderboard's judge model (through the workspace's integration), else its serving candidate. */
+/** Who labels: the leaderboard's judge model (through the workspace's integration), else its serving candidate (any platform). */
 export type Labeller =
   | { readonly _tag: "Judge"; readonly provider: "router" | "hub"; readonly model: string }
   | { readonly _tag: "Candidate"; readonly candidate: Candidate }
@@ -38,7 +38,7 @@ export const labellerOf = (
   if ((judge_provider === "router" || judge_provider === "hub") && judge_model !== null && judge_model.trim() !== "") {
     return Option.some({ _tag: "Judge", provider: judge_provider, model: judge_model })
   }
-  return serving === undefined || serving.platform === "Service" ? Option.none() : Option.some({ _tag: "Candidate", candidate: serving })
+  return serving === undefined ? Option.none() : Option.some({ _tag: "Candidate", candidate: serving })
 }
 
 export const labellerName = (labeller: Labeller): string =>

@@ -1,6 +1,7 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Schedule } from "effect"
 import type { Principal } from "../access/index.ts"
-import { ChatProvider, type ChatProviderFailed, type ChatTarget, ChatTargets } from "../inference/index.ts"
+import { labellerName, Labellers, type ReadyLabeller } from "../datasets/index.ts"
+import type { ChatProviderFailed } from "../inference/index.ts"
 import { type Leaderboard, LeaderboardArchived, type LeaderboardId, LeaderboardRepository, Leaderboards } from "../leaderboards/index.ts"
 import { IdGenerator, type NotFound, storableText } from "../shared/index.ts"
 import { Improvement, improvementTargets } from "./Improvement.ts"
@@ -11,7 +12,6 @@ import { RunDatasets } from "./RunDatasets.ts"
 import { DatasetMissing, NotRunnable } from "./RunErrors.ts"
 import { mapRows } from "./RunRows.ts"
 import { referenceRequest } from "./Improvement.ts"
-import { judgeModelOf } from "./Scoring.ts"
 
 /** Targets one step of a job takes (one durable activity). */
 export const improvePageSize = 32
@@ -21,11 +21,9 @@ const retryable = (error: ChatProviderFailed) =>
 
 const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittered)
 
-/** The judge that proposes references: the leaderboard's judge model, through the workspace's integration. */
-const judgeOf = (leaderboard: Leaderboard) => judgeModelOf(leaderboard.challenge)
-
 /**
- * Improve-dataset: the judge model proposes references for rows without one (and, with
+ * Improve-dataset: the leaderboard's labeller (its judge model, else its serving candidate, as for
+ * auto-labels) proposes references for rows without one (and, with
  * `replace_references`, for rows the latest run's candidates disagree on), published as the
  * leaderboard's next derived version, which runs read over the dataset's rows. A durable job; each
  * step is safe to repeat.
@@ -38,7 +36,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
   ) => Effect.Effect<Improvement, NotFound | LeaderboardArchived | NotRunnable | DatasetMissing>
   /**
    * For a run with `improve_dataset`: improves the dataset now, in the run's step (joining the
-   * leaderboard's running job if there is one). Without a judge it does nothing; a job that cannot
+   * leaderboard's running job if there is one). Without a labeller it does nothing; a job that cannot
    * read the dataset fails (the run's own step reports why).
    */
   readonly improveNow: (leaderboardId: LeaderboardId) => Effect.Effect<void>
@@ -58,18 +56,17 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
       const leaderboards = yield* Leaderboards
       const stored = yield* LeaderboardRepository
       const datasets = yield* RunDatasets
-      const targets = yield* ChatTargets
-      const provider = yield* ChatProvider
+      const labellers = yield* Labellers
       const ids = yield* IdGenerator
 
       const create = Effect.fnUntraced(function*(leaderboard: Leaderboard, replace: boolean) {
-        const judge = judgeOf(leaderboard)
-        if (Option.isNone(judge)) return Option.none<Improvement>()
+        const found = yield* labellers.of(leaderboard.id)
+        if (Option.isNone(found)) return Option.none<Improvement>()
         const job = yield* repository.start(new Improvement({
           id: yield* ids.next,
           leaderboard_id: leaderboard.id,
           status: "running",
-          labeller: `${judge.value.provider}:${judge.value.model}`,
+          labeller: labellerName(found.value.labeller),
           replace_references: replace,
           total: 0,
           improved: 0,
@@ -100,7 +97,8 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         if (Option.isNone(job)) {
           return yield* new NotRunnable({
             leaderboard_id: leaderboardId,
-            message: "Improving the dataset needs a judge model: set judge_provider (router or hub) and judge_model"
+            message: "Improving the dataset needs a labeller: set judge_provider (router or hub) and judge_model, or " +
+              "a candidate that serves (chosen_leaderboard_model_id)"
           })
         }
         if (job.value.status === "running") yield* queue.enqueue(job.value)
@@ -148,9 +146,9 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         yield* repository.prepare(jobId, unique)
       })
 
-      const propose = (jobId: string, target: ChatTarget) => (row: StoredTarget) =>
+      const propose = (jobId: string, ask: ReadyLabeller["ask"]) => (row: StoredTarget) =>
         Effect.gen(function*() {
-          const answer = yield* provider.complete(target, referenceRequest(row)).pipe(
+          const answer = yield* ask(referenceRequest(row)).pipe(
             Effect.retry({ schedule: backoff, times: 3, while: retryable }),
             Effect.option
           )
@@ -167,13 +165,11 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         if (job.status !== "running") return null
         const page = yield* repository.pending(jobId, after, improvePageSize)
         if (page.length === 0) return null
-        const leaderboard = yield* leaderboardOf(job)
-        const judge = judgeOf(leaderboard)
-        if (Option.isNone(judge)) {
+        const found = yield* labellers.of(job.leaderboard_id as LeaderboardId)
+        if (Option.isNone(found)) {
           yield* Effect.forEach(page, (row) => repository.propose(jobId, row.index, null), { discard: true })
         } else {
-          const target = yield* targets.judge(judge.value.provider, judge.value.model, leaderboard.workspace_id)
-          yield* Effect.forEach(page, propose(jobId, target), { concurrency: 4, discard: true })
+          yield* Effect.forEach(page, propose(jobId, found.value.ask), { concurrency: 4, discard: true })
         }
         return page[page.length - 1]!.index
       })
