@@ -86,12 +86,20 @@ describe("the web app", () => {
     await page.context().close()
   })
 
-  it("refuses a session token the server does not accept, and says so", async () => {
+  it("refuses a session token the server does not accept, and says so in plain words", async () => {
     const page = await newPage(browser)
     await page.goto(podium.url)
-    await page.getByLabel("Session token").fill("not-a-session")
-    await page.getByRole("button", { name: "Sign in" }).click()
-    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/./)
+    // the hint names the command as a new checkout runs it, set as code
+    const hint = page.locator(".field .hint")
+    expect(await hint.locator("code").textContent()).toBe("npm run --silent podium -- dev-session --email you@example.com")
+    expect(await hint.textContent()).not.toContain("`")
+    for (const mistyped of ["not-a-session", "eyJhbGciOiJIUzI1NiJ9.e30"]) {
+      await page.getByLabel("Session token").fill(mistyped)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/^That is not a session token/)
+      expect(await page.getByRole("alert").textContent()).not.toMatch(/JWS|JWT/)
+      await page.getByLabel("Session token").fill("")
+    }
     expect(await page.getByRole("heading", { name: "Leaderboards" }).count()).toBe(0)
     await page.context().close()
   })
@@ -415,6 +423,28 @@ describe("signing in with an OpenID Connect provider", () => {
       await page.goto(`${oidcPodium.url}/?code=used&state=stale`)
       await page.getByRole("alert").waitFor()
       expect(await page.getByRole("heading", { name: "Leaderboards" }).count()).toBe(0)
+      await page.context().close()
+    } finally {
+      await oidcPodium.stop()
+      await provider.close()
+    }
+  })
+
+  it("says so on the page when the provider cannot be reached, instead of leaving for a browser error", async () => {
+    const provider = await startOidcFake()
+    const oidcPodium = await startPodium({ OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: provider.clientId, SESSION_JWT_SECRET: undefined })
+    try {
+      const page = await newPage(browser)
+      await page.goto(oidcPodium.url)
+      const host = new URL(provider.issuer).host
+      const button = page.getByRole("button", { name: `Sign in with ${host}` })
+      await button.waitFor()
+      // the page was served while the provider was up; then it stops
+      await provider.close()
+      await button.click()
+      await page.getByRole("alert").filter({ hasText: `The identity provider (${host}) cannot be reached` }).waitFor()
+      expect(new URL(page.url()).origin).toBe(oidcPodium.url)
+      expect(await button.isEnabled()).toBe(true)
       await page.context().close()
     } finally {
       await oidcPodium.stop()

@@ -117,7 +117,7 @@ const tokenCreate = Command.make("create", {
         Effect.catchTag("NotFound", () =>
           Effect.fail(new Error("id" in workspace
             ? `No workspace ${workspace.id}`
-            : `No user with email ${workspace.ownerEmail} has signed in yet (try: npm run podium -- dev-session --email ${workspace.ownerEmail}, then any API call)`)))
+            : `No user with email ${workspace.ownerEmail} has signed in yet (try: npm run --silent podium -- dev-session --email ${workspace.ownerEmail}, then any API call)`)))
       )
       const workspaceId = token.workspace_id
       yield* Console.log(JSON.stringify({ id: token.id, business_id: workspaceId, scopes: scopeList, secret: Redacted.value(secret) }))

@@ -5,7 +5,8 @@ import { Oidc } from "./Oidc.ts"
 
 /**
  * The page may load only its own script and stylesheet and talk only to this server (and, with an
- * OpenID Connect provider, to its token endpoint); it is never framed.
+ * OpenID Connect provider, to its token endpoint and its issuer, whose discovery document tells
+ * the app the provider is up); it is never framed.
  */
 const contentSecurityPolicy = (connect: ReadonlyArray<string>) =>
   `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src ${["'self'", ...connect].join(" ")}; ` +
@@ -66,7 +67,7 @@ export const layerWebApp = HttpRouter.use(Effect.fnUntraced(function*(router) {
               authorization_endpoint: found.provider.authorization_endpoint,
               token_endpoint: found.provider.token_endpoint
             }
-          }, originOf(found.provider.token_endpoint)))
+          }, [...new Set([...originOf(found.provider.token_endpoint), ...originOf(found.provider.issuer)])]))
           : Effect.as(
             Effect.logWarning("the identity provider's discovery document could not be read", found.error),
             html({ oidc: { issuer, client_id: clientId, error: "The identity provider cannot be reached. Try again shortly." } }, [])

@@ -42,8 +42,26 @@ const redirectUri = () => `${location.origin}/`
 /** Plain http is accepted only from a provider configured that way (a local one). */
 const insecure = (settings: OidcSettings) => ({ [oauth.allowInsecureRequests]: settings.issuer.startsWith("http:") })
 
-/** Sends the browser to the provider: authorization code with PKCE (S256), state and nonce. */
+/**
+ * Whether the provider answers at all: its discovery document, fetched without reading it (`no-cors`
+ * needs no CORS headers from the provider; a refused or timed-out connection still fails), so a
+ * provider that is down is reported on this page instead of the browser's error page.
+ */
+const reachable = (settings: OidcSettings): Promise<boolean> =>
+  fetch(`${settings.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`, {
+    mode: "no-cors",
+    cache: "no-store",
+    signal: AbortSignal.timeout(10_000)
+  }).then(() => true, () => false)
+
+/**
+ * Sends the browser to the provider: authorization code with PKCE (S256), state and nonce. Fails,
+ * staying here, when the provider cannot be reached.
+ */
 export const startSignIn = async (settings: OidcSettings, workspace: string | null): Promise<never> => {
+  if (!(await reachable(settings))) {
+    throw new Error(`The identity provider (${new URL(settings.issuer).host}) cannot be reached. Try again shortly, or ask whoever runs it.`)
+  }
   const verifier = oauth.generateRandomCodeVerifier()
   const pending: Pending = { verifier, state: oauth.generateRandomState(), nonce: oauth.generateRandomNonce(), workspace }
   sessionStorage.setItem(pendingKey, JSON.stringify(pending))

@@ -14,6 +14,14 @@ const accepted = async (token: string, workspace: string | undefined, onExpired:
   try {
     await call((c) => c.leaderboards.list({ query: { limit: 1, ...(workspace === undefined ? {} : { business_id: workspace as WorkspaceId }) } }))
   } catch (error) {
+    if (error instanceof CallFailed && error.code === "unauthorized") {
+      // the server's reason names JWT internals ("Invalid Compact JWS"): a person needs the gist
+      throw new CallFailed(
+        "unauthorized",
+        "That is not a session token this Podium accepts: it may be mistyped, cut short, expired, or signed with " +
+          "another secret. Paste the whole token again, or make a new one."
+      )
+    }
     if (error instanceof CallFailed && error.code === "forbidden" && workspace !== undefined) {
       throw new CallFailed("forbidden", "You are not a member of the workspace this invite is for: sign in with the address it was sent to.")
     }
@@ -26,6 +34,7 @@ const accepted = async (token: string, workspace: string | undefined, onExpired:
 /**
  * Sign-in. With an OpenID Connect provider configured: its authorization-code flow with PKCE, whose
  * ID token is the session. Without one (local use): the session token `podium dev-session` prints.
+ * A provider that cannot be reached is said so here, before the browser would leave for it.
  * Either way the token is checked against the server, then kept in memory only.
  */
 export const SignIn = ({ oidc, invite, workspace, notice, onSignedIn, onExpired }: {
@@ -72,7 +81,7 @@ export const SignIn = ({ oidc, invite, workspace, notice, onSignedIn, onExpired 
           <>
             <p>Podium signs you in with your organisation's identity provider ({provider}).</p>
             <Alert message={error} />
-            <button type="button" disabled={busy || oidc.error !== undefined} onClick={() => void startSignIn(oidc, workspace ?? null)}>
+            <button type="button" disabled={busy || oidc.error !== undefined} onClick={() => void attempt(() => startSignIn(oidc, workspace ?? null))}>
               Sign in with {provider}
             </button>
           </>
@@ -82,7 +91,10 @@ export const SignIn = ({ oidc, invite, workspace, notice, onSignedIn, onExpired 
             event.preventDefault()
             void attempt(() => accepted(token.trim(), workspace, onExpired))
           }}>
-            <Field label="Session token" hint="Run `podium dev-session --email you@example.com` and paste what it prints.">
+            <Field
+              label="Session token"
+              hint={<>Run <code>npm run --silent podium -- dev-session --email you@example.com</code> in the Podium checkout and paste what it prints.</>}
+            >
               <textarea rows={4} value={token} onInput={(e) => setToken(e.currentTarget.value)} required autoComplete="off" spellcheck={false} />
             </Field>
             <Alert message={error} />

@@ -107,7 +107,7 @@ export const Page = ({ title, actions, children }: {
  */
 export const Field = ({ label, hint, children }: {
   readonly label: string
-  readonly hint?: string
+  readonly hint?: ComponentChildren
   readonly children: VNode<Record<string, unknown>>
 }) => {
   const id = useId()
