@@ -107,6 +107,26 @@ describe("the front door answers inference as the router does", () => {
     expect(served.map((span) => span.attributes.get("url.path"))).toEqual(paths())
   })
 
+  it("takes the leaderboard request's fields on every path, and answers model paths in the model's name", async () => {
+    for (const path of paths()) {
+      for (const payload of [{ input: "q7" }, { prompt: "q7" }, { question: "q7" }, { query: "q7" }, { messages: [], input: "q7" }]) {
+        const [a, b] = await both({ path, token: tokenFor(path), body: JSON.stringify(payload) })
+        expect(a.status, `${JSON.stringify(payload)} on ${path}`).toBe(200)
+        expect(a, path).toEqual(b)
+        if (path.includes("/models/")) {
+          // (the compared body has its fresh ids and times replaced, so it is read as text)
+          expect(a.body).toContain('"content":"tuned: a7"')
+          expect(a.body).toContain('"model":"openai model"')
+        }
+      }
+      for (const payload of [{}, { messages: [] }, { input: "a", prompt: "b" }]) {
+        const [a, b] = await both({ path, token: tokenFor(path), body: JSON.stringify(payload) })
+        expect(a.status, `${JSON.stringify(payload)} on ${path}`).toBe(400)
+        expect(a, path).toEqual(b)
+      }
+    }
+  })
+
   it("refuses the same requests with the same answers", async () => {
     const cases: Array<Sent & { readonly why: string }> = paths().flatMap((path): Array<Sent & { readonly why: string }> => [
       { why: "no credential", path, body: question },

@@ -18,7 +18,7 @@ import {
   signedIn
 } from "./support/Builders.ts"
 import { expectError, expectValidation } from "./support/Client.ts"
-import { lastUser, referenceOf, routerWithFewShotModel } from "./support/Models.ts"
+import { deployedModel, lastUser, referenceOf, routerWithFewShotModel } from "./support/Models.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
@@ -208,11 +208,88 @@ describe("deployment and model inference", () => {
     const served = await ask(`/v1/models/${id}/inference`, "q42")
     expect(served.status).toBe(200)
     expect(served.body.choices[0].message.content).toBe("a42")
+    expect(served.body.model).toBe("few_shot model")
     const sent = fake.seen.filter((s) => s.path.endsWith("/chat/completions")).at(-1)!
+    expect(sent.body.model).toBe("acme/small")
     expect(lastUser(sent.body.messages)).toBe("q42")
     expect(sent.body.messages.length).toBe(9)
     // the deployment's default_max_new_tokens applies to calls that set none
     expect(sent.body.max_tokens).toBe(512)
+  })
+})
+
+describe("model inference takes leaderboard inference's requests, and answers in the model's name", () => {
+  let modelId: string
+  let version: string
+  let leaderboardToken: string
+  let leaderboardId: string
+  const paths = () => [
+    `/v1/models/${modelId}/inference`,
+    `/api/models/${modelId}/inference`,
+    `/v1/models/${modelId}/chat/completions`,
+    `/v1/models/${modelId}/versions/${version}/inference`,
+    `/api/models/${modelId}/versions/${version}/inference`
+  ]
+  const infer = (path: string, json: unknown) => call("POST", path, json, inferenceToken)
+
+  beforeAll(async () => {
+    ;({ modelId, versionId: version } = await deployedModel(podium, owner, "openai"))
+    leaderboardToken = await apiToken(owner.api, ["leaderboards:inference"])
+    leaderboardId = (await servingLeaderboard(owner.api, aCandidate(`${fake.url}/v1`, { name: "partly", model_name: "partly" }))).id
+  }, 60_000)
+
+  it("sends input, prompt, question or query as the user's message, on every path", async () => {
+    for (const path of paths()) {
+      for (const field of ["input", "prompt", "question", "query"]) {
+        const served = await infer(path, { [field]: "q7" })
+        expect(served.status, `${field} on ${path}`).toBe(200)
+        expect(tuner.chats.at(-1)!.messages, `${field} on ${path}`).toEqual([{ role: "user", content: "q7" }])
+        expect(served.body.choices[0].message.content).toMatch(/says a7$/)
+      }
+    }
+  })
+
+  it("lets messages win over the text fields, as leaderboard inference does", async () => {
+    for (const path of paths()) {
+      expect((await infer(path, { messages: [{ role: "user", content: "q8" }], input: "q1", query: "q2" })).status).toBe(200)
+      expect(tuner.chats.at(-1)!.messages, path).toEqual([{ role: "user", content: "q8" }])
+      // empty messages are no input: the one text field is
+      expect((await infer(path, { messages: [], prompt: "q9" })).status).toBe(200)
+      expect(tuner.chats.at(-1)!.messages, path).toEqual([{ role: "user", content: "q9" }])
+    }
+  })
+
+  it("refuses a request with no input, or two, with leaderboard inference's 400", async () => {
+    const asked = tuner.chats.length
+    for (const payload of [{}, { messages: [] }, { input: "a", prompt: "b" }, { temperature: 0.5 }]) {
+      const leaderboard = await call("POST", `/v1/leaderboard/${leaderboardId}/inference`, payload, leaderboardToken)
+      expect(leaderboard.status).toBe(400)
+      for (const path of paths()) {
+        const refused = await infer(path, payload)
+        expect(refused.status, `${JSON.stringify(payload)} on ${path}`).toBe(400)
+        expect(refused.body.error.code).toBe(leaderboard.body.error.code)
+        expect(refused.body.error.message).toBe(leaderboard.body.error.message)
+        expect(refused.body.error.details).toEqual(leaderboard.body.error.details)
+      }
+    }
+    expect(tuner.chats.length).toBe(asked)
+  })
+
+  it("answers with the Podium model's name, not where the version lives, and logs as before", async () => {
+    const { name } = (await call("GET", `/api/models/${modelId}`)).body.model
+    for (const path of paths()) {
+      const served = await infer(path, { input: "q3" })
+      expect(served.status).toBe(200)
+      expect(served.body.model, path).toBe(name)
+      expect(served.text).not.toMatch(/ft:base-model/)
+    }
+    const tuned = tuner.jobs.at(-1)!.fine_tuned_model!
+    expect(tuner.chats.at(-1)!.model).toBe(tuned)
+    // the log keeps the provider's answer, with where the version lives redacted
+    await expect.poll(async () => {
+      const { logs } = (await call("GET", `/api/models/${modelId}/inference/logs?limit=5`, undefined, readToken)).body
+      return logs.map((log: any) => JSON.parse(log.traces.response.body).model)
+    }, { timeout: 5_000, interval: 50 }).toEqual(Array(5).fill("[version]"))
   })
 })
 
@@ -300,6 +377,8 @@ describe("Service candidates: a model's deployed version competes on leaderboard
     const reply = await podium.request("POST", `/v1/leaderboard/${id}/inference`, { token: inferToken, json: { input: "q42" } })
     expect(reply.status).toBe(200)
     expect(reply.body.choices[0].message.content).toBe("a42")
+    // in the model's name, as model inference answers (not the router's base model the version lives on)
+    expect(reply.body.model).toBe("few_shot model")
     expect(reply.headers.get("x-service-model-source")).toBe("Service")
     expect(reply.headers.get("x-service-leaderboard-model-id")).toBe(candidate)
     // the version's demonstrations go in front; max_tokens is the deployment's default

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { InferenceRequest } from "@podium/domain/inference"
 import { LeaderboardId } from "@podium/domain/leaderboards"
 import {
   BudgetExceeded,
@@ -11,25 +12,12 @@ import {
 } from "../api/Errors.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 
-const Text = Schema.String.check(Schema.isMaxLength(1_000_000))
-
-/** Open: other properties (e.g. `model` from OpenAI clients) are accepted and ignored. */
-export const InferenceRequest = Schema.StructWithRest(
-  Schema.Struct({
-    input: Schema.optionalKey(Text),
-    prompt: Schema.optionalKey(Text),
-    question: Schema.optionalKey(Text),
-    query: Schema.optionalKey(Text),
-    messages: Schema.optionalKey(Schema.Array(Schema.Struct({ role: Schema.String, content: Text }))),
-    temperature: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 2 }))),
-    max_tokens: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-    stream: Schema.optionalKey(Schema.Boolean)
-  }),
-  [Schema.Record(Schema.String, Schema.Unknown)]
-)
+/** The request of leaderboard and model inference alike (one schema, one rule: the domain's). */
+export { InferenceRequest }
 
 const ProviderResponse = Schema.Record(Schema.String, Schema.Unknown).annotate({
-  description: "The serving candidate's chat-completion JSON, byte for byte. Headers: X-Service-Trace-Id, " +
+  description: "The serving candidate's chat-completion JSON, byte for byte (a Service candidate's with `model` " +
+    "set to its model's name). Headers: X-Service-Trace-Id, " +
     "X-Service-Leaderboard-Model-Id, X-Service-Model-Source (the candidate's platform)."
 })
 

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { InferenceRequest } from "@podium/domain/inference"
 import { DeployOptions, maxLogsPerPage, ModelId } from "@podium/domain/models"
 import {
   BudgetExceeded,
@@ -14,7 +15,6 @@ import {
 import { IsoTimestamp } from "../api/RunView.ts"
 import { Uuid } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope, SessionAuth } from "../api/Security.ts"
-import { InferenceRequest } from "../inference/InferenceApi.ts"
 import { VersionView } from "./ModelsApi.ts"
 
 const versionParams = { model_id: ModelId, version_id: Uuid }
@@ -44,7 +44,8 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
 {}
 
 const ProviderResponse = Schema.Record(Schema.String, Schema.Unknown).annotate({
-  description: "The version's chat-completion JSON, as the provider answered. Headers: X-Service-Model-Id, " +
+  description: "The version's chat-completion JSON, as the provider answered but with `model` set to the Podium " +
+    "model's name (never where the version lives). Headers: X-Service-Model-Id, " +
     "X-Service-Model-Version-Id (the immutable version that answered), X-Service-Model-Message-Id (its inference " +
     "log), X-Service-Trace-Id (its trace on the model's first leaderboard)."
 })
@@ -53,9 +54,12 @@ const inferenceErrors = [NotFound, StreamingUnsupported, NoSuccessfulFineTune, N
 
 const modelDescription = "The most recently deployed active version of the model answers (409 `no_successful_fine_tune` " +
   "before a fine-tune succeeded, 409 `no_active_deployment` when no version is active). The request is the " +
-  "leaderboard inference request (messages, temperature, max_tokens; `stream: true` is 400); the caller's " +
-  "messages are sent as given (a `few_shot` version puts its demonstrations in front), `max_tokens` defaults to " +
-  "the deployment's `default_max_new_tokens`. Budgets apply as for leaderboard inference; every call is traced " +
+  "leaderboard inference request, read by the same rule: `messages` (which win over input, prompt, question and " +
+  "query sent alongside) or exactly one of those four as the user's message; none or two is 400 " +
+  "`validation_failed`, `stream: true` 400 `streaming_unsupported`. The conversation is sent as given (no " +
+  "challenge applies; a `few_shot` version puts its demonstrations in front), `max_tokens` defaults to the " +
+  "deployment's `default_max_new_tokens`. The answer's `model` is the Podium model's name. Budgets apply as " +
+  "for leaderboard inference; every call is traced " +
   "and logged (GET …/inference/logs), and delivered to the model's webhook when it is on."
 
 const modelEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path, summary: string) =>

@@ -5,7 +5,6 @@ import {
   LeaderboardArchived,
   type LeaderboardId,
   buildMessages,
-  type PromptInput,
   Leaderboards,
 } from "../leaderboards/index.ts"
 import { type InvalidInput, type NotFound, hotSpan, IdGenerator } from "../shared/index.ts"
@@ -18,12 +17,7 @@ import { TraceWriter } from "./TraceWriter.ts"
 import type { Trace } from "./Trace.ts"
 import { ChatTargets, isCallable } from "./ChatTargets.ts"
 import { ServiceModels } from "./ServiceModels.ts"
-
-export interface InferenceRequest extends PromptInput {
-  readonly temperature?: number | undefined
-  readonly max_tokens?: number | undefined
-  readonly stream?: boolean | undefined
-}
+import type { InferenceRequest } from "./InferenceRequest.ts"
 
 export interface Served {
   /** The upstream's JSON, as it arrived. */

@@ -298,7 +298,7 @@ describe("ServiceModelsLive", () => {
       return yield* Effect.all([
         complete("m-one", ask("slow")),
         complete("m-one", ask("slow")),
-        Effect.result(inference.infer(workspaceOwner(1), "m-one", null, ask("slow")))
+        Effect.result(inference.infer(workspaceOwner(1), "m-one", null, { ...ask("slow") }))
       ], { concurrency: "unbounded" })
     }))
     expect(outcomes.map((o) => o._tag)).toEqual(["Success", "Success", "Success"])

@@ -15,8 +15,8 @@ import {
   TraceWriter,
   UpstreamFailed
 } from "../inference/index.ts"
-import { ModelDirectory } from "../leaderboards/index.ts"
-import { hotSpan, IdGenerator, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
+import { ModelDirectory, requestMessages } from "../leaderboards/index.ts"
+import { hotSpan, IdGenerator, type InvalidInput, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
 import { defaultDeployment, type Deployment, ModelServing, type ServedVersion, type ServingModel } from "./Deployment.ts"
 import { versionTarget } from "./Deployments.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
@@ -25,7 +25,7 @@ import { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { ModelRepository } from "./ModelRepository.ts"
 
 export interface ModelServed {
-  /** The upstream's JSON, as it arrived. */
+  /** The upstream's JSON, answered in the model's name (`answeredAs`). */
   readonly body: string
   readonly model_id: string
   readonly version_id: string
@@ -64,6 +64,22 @@ export interface VersionCall {
 
 const redact = (text: string, secret: string | null) =>
   secret === null || secret === "" ? text : text.split(secret).join("[version]")
+
+/**
+ * A version's answer as the model's: its `model` is the Podium model's name, not the provider's
+ * (a tuned model's name is where the version lives). Anything but a JSON object is left as it came.
+ */
+export const answeredAs = (body: string, modelName: string): string => {
+  let answer: unknown
+  try {
+    answer = JSON.parse(body)
+  } catch {
+    return body
+  }
+  return typeof answer === "object" && answer !== null && !Array.isArray(answer)
+    ? JSON.stringify({ ...answer, model: modelName })
+    : body
+}
 
 /** The model's active version a call goes to: the one named (if it is active), else the most recently deployed. */
 export const activeVersion = (model: Pick<ServingModel, "active">, versionId: string | null): ServedVersion | undefined =>
@@ -244,7 +260,7 @@ export class ModelInference extends Context.Service<ModelInference, {
     request: InferenceRequest
   ) => Effect.Effect<
     ModelServed,
-    NotFound | StreamingUnsupported | NoSuccessfulFineTune | NoActiveDeployment | UpstreamFailed | BudgetExceeded
+    NotFound | InvalidInput | StreamingUnsupported | NoSuccessfulFineTune | NoActiveDeployment | UpstreamFailed | BudgetExceeded
   >
 }>()("@podium/domain/models/ModelInference") {
   static readonly layer = Layer.effect(
@@ -270,9 +286,10 @@ export class ModelInference extends Context.Service<ModelInference, {
         if (request.stream === true) return yield* new StreamingUnsupported()
         const found = yield* serving.snapshot(modelId)
         if (Option.isNone(found) || !visible(principal, found.value)) return yield* new NotFound({ resource: "model", id: modelId })
+        const given = yield* Effect.fromResult(requestMessages(request))
         const chosen = yield* calls.choose(found.value, versionId)
         const { model, secret, target, version } = chosen
-        const exchange = exchangeOf(chosen, { messages: request.messages ?? [], temperature: request.temperature, max_tokens: request.max_tokens })
+        const exchange = exchangeOf(chosen, { messages: given.messages, temperature: request.temperature, max_tokens: request.max_tokens })
         const { maxTokens, messages, sent } = exchange
         const prices = { input: target.inputPricePerMTokens, output: target.outputPricePerMTokens }
         const bound = boundCall(prices, sent, maxTokens, maxTokens)
@@ -316,7 +333,7 @@ export class ModelInference extends Context.Service<ModelInference, {
               trace_id: traceId ?? messageId
             })
           }
-          return { body: result.success.body, model_id: model.id, version_id: version.id, message_id: messageId, trace_id: traceId }
+          return { body: answeredAs(result.success.body, model.name), model_id: model.id, version_id: version.id, message_id: messageId, trace_id: traceId }
         }))
       }, hotSpan("ModelInference.infer"))
 
@@ -364,7 +381,7 @@ export const ServiceModelsLive = Layer.effect(
             latency_ms: result.failure.latency_ms
           })
         }
-        return { ...result.success, version_id: chosen.version.id }
+        return { ...result.success, body: answeredAs(result.success.body, model.name), version_id: chosen.version.id }
       }))
     }, hotSpan("ServiceModels.complete"))
 
