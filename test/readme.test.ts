@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { Api } from "@podium/adapters-http/api/Api"
+import { OpenApi } from "effect/http-api"
 import { afterAll, describe, expect, it } from "vitest"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
 import { freePort } from "./support/Ports.ts"
@@ -117,5 +119,34 @@ describe("the Node.js the README asks for", () => {
     // npm's warnings, as npm words them, are explained where the minimum is stated
     const paragraph = readme.slice(readme.indexOf("Only Node.js"), readme.indexOf("## Five minutes with Podium"))
     expect(paragraph).toContain("EBADENGINE")
+  })
+})
+
+/**
+ * Every route the README names in full (`METHOD /api/…` or `METHOD /v1/…`, methods joined by `|`
+ * or "or", the path in backticks or not, across a line break), with `{…}` for any parameter.
+ */
+const namedRoutes = (text: string) =>
+  [...text.matchAll(/\b((?:GET|POST|PUT|PATCH|DELETE)(?:(?:\||,? or )(?:GET|POST|PUT|PATCH|DELETE))*)`?\s+`?(\/(?:api|v1)\/[^\s`),;]*)/g)]
+    .flatMap((match) =>
+      match[1]!.split(/\||,? or /).map((method) => `${method} ${match[2]!.replace(/[.:]+$/, "").replace(/\{[^}]*\}/g, "{}")}`)
+    )
+
+describe("the README's routes", () => {
+  it("every METHOD /path it names is a route of the OpenAPI document", () => {
+    const paths = OpenApi.fromApi(Api).paths as Record<string, Record<string, unknown>>
+    const documented = new Set(
+      Object.entries(paths).flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path.replace(/\{[^}]*\}/g, "{}")}`)
+      )
+    )
+    const named = namedRoutes(readme)
+    expect(named.length).toBeGreaterThan(15)
+    expect(named.filter((route) => !documented.has(route))).toEqual([])
+  })
+
+  it("reads a route however the README writes it", () => {
+    expect(namedRoutes("see `POST /api/x/{id}/run`, GET|DELETE /v1/y.\nand PATCH or PUT\n  /api/z/{model_id}: done"))
+      .toEqual(["POST /api/x/{}/run", "GET /v1/y", "DELETE /v1/y", "PATCH /api/z/{}", "PUT /api/z/{}"])
   })
 })
