@@ -51,3 +51,38 @@ describe("migration 0012_leaderboard_version", () => {
       }))
   })
 })
+
+// Migration 0022 makes model_url the candidate's endpoint: a candidate stored before it with only `url`
+// (its alias) gets it as model_url too, so every candidate answers the endpoint under both names.
+describe("migration 0022_candidate_model_url", () => {
+  it.layer(TestDatabase.layer, { timeout: 60_000 })((it) => {
+    it.effect("copies url into model_url; a candidate without url keeps its model_url", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* migrateUpTo(21)
+        const workspace = crypto.randomUUID()
+        const leaderboard = crypto.randomUUID()
+        yield* sql`INSERT INTO workspaces (id, name, created_at) VALUES (${workspace}, 'migration', now())`
+        yield* sql`INSERT INTO leaderboards (id, workspace_id, name, description, status, chosen_model_strategy,
+                     schedule, challenge, extra, created_at, updated_at)
+                   VALUES (${leaderboard}, ${workspace}, 'lb', '', 'active', 'ranking_winner', '{}', '{}', '{}', now(), now())`
+        const candidate = (name: string, platform: string, url: string | null, modelUrl: string | null) =>
+          sql`INSERT INTO leaderboard_models (id, leaderboard_id, name, platform, model_name, url, model_url, auth_type, created_at)
+              VALUES (${crypto.randomUUID()}, ${leaderboard}, ${name}, ${platform}, 'm', ${url}, ${modelUrl}, 'none', now())`
+        yield* candidate("custom", "Custom", "https://llm.example.com/v1", null)
+        yield* candidate("custom with a page", "Custom", "https://llm.example.com/v1", "https://example.com/model-page")
+        yield* candidate("hub", "Hub", null, "https://hub.example.com/org/model")
+        yield* candidate("router", "Router", null, null)
+
+        yield* runMigrations
+        const rows = yield* sql<{ name: string; url: string | null; model_url: string | null }>`
+          SELECT name, url, model_url FROM leaderboard_models ORDER BY name`
+        assert.deepStrictEqual(rows.map((r) => [r.name, r.url, r.model_url]), [
+          ["custom", "https://llm.example.com/v1", "https://llm.example.com/v1"],
+          ["custom with a page", "https://llm.example.com/v1", "https://llm.example.com/v1"],
+          ["hub", null, "https://hub.example.com/org/model"],
+          ["router", null, null]
+        ])
+      }))
+  })
+})

@@ -22,6 +22,7 @@ import modelInference from "./migrations/0018_model_inference.ts"
 import deployments from "./migrations/0019_deployments.ts"
 import sessionCopies from "./migrations/0020_session_copies.ts"
 import priceTrust from "./migrations/0021_price_trust.ts"
+import candidateModelUrl from "./migrations/0022_candidate_model_url.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -45,7 +46,8 @@ export const loader = PgMigrator.fromRecord({
   "0018_model_inference": modelInference,
   "0019_deployments": deployments,
   "0020_session_copies": sessionCopies,
-  "0021_price_trust": priceTrust
+  "0021_price_trust": priceTrust,
+  "0022_candidate_model_url": candidateModelUrl
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */
