@@ -438,6 +438,29 @@ describe("configuration", () => {
     expect(existsSync(join(dataDir, "pg")), "no database was started").toBe(false)
   }, 30_000)
 
+  it.each([
+    ["SESSION_JWKS_URL", { SESSION_JWKS_URL: "http://127.0.0.1:9/jwks.json" }],
+    ["OIDC_ISSUER", { OIDC_ISSUER: "http://127.0.0.1:9", OIDC_CLIENT_ID: "podium-web" }]
+  ])("SESSION_JWT_SECRET with %s stops serve with one line on stderr, before any database starts", async (other, env) => {
+    const dataDir = tempDir()
+    const finished = await runPodium(["serve"], { SESSION_JWT_SECRET: sessionSecret, ...env, DATA_DIR: dataDir })
+    expect(finished.code).toBe(1)
+    const lines = finished.stderr.trim().split("\n")
+    expect(lines, finished.stderr).toHaveLength(1)
+    expect(lines[0]).toMatch(new RegExp(`SESSION_JWT_SECRET and ${other} cannot both be set`))
+    expect(existsSync(join(dataDir, "pg")), "no database was started").toBe(false)
+  }, 30_000)
+
+  it("dev-session refuses a --ttl longer than SESSION_MAX_AGE (the server would refuse the session)", async () => {
+    const refused = await runPodium(["dev-session", "--email", "dev@example.com", "--ttl", "7200"], {
+      SESSION_JWT_SECRET: sessionSecret,
+      SESSION_MAX_AGE: "3600"
+    })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toMatch(/--ttl must be 1 to 3600 seconds \(SESSION_MAX_AGE\)/)
+    expect(refused.stdout).not.toMatch(jwtPattern)
+  }, 30_000)
+
   it("dev-session refuses when sessions are verified only against a JWKS, without fetching it", async () => {
     const refused = await runPodium(["dev-session", "--email", "dev@example.com"], {
       SESSION_JWKS_URL: "https://example.invalid/jwks.json"

@@ -29,6 +29,7 @@ const sign = (key: import("node:crypto").webcrypto.CryptoKey, claims: { iss?: st
   let jwt = new SignJWT({ email: "jwks@example.com" })
     .setProtectedHeader({ alg: "RS256", kid: "k1" })
     .setSubject("jwks-user")
+    .setIssuedAt()
     .setExpirationTime("10m")
   if (claims.iss) jwt = jwt.setIssuer(claims.iss)
   if (claims.aud) jwt = jwt.setAudience(claims.aud)

@@ -107,6 +107,7 @@ export const request = async (base: string, method: string, path: string, option
 
 export interface SessionOptions {
   readonly email?: string | null
+  /** The `email_verified` claim sent with an email; true unless given. */
   readonly emailVerified?: boolean
   readonly secret?: string
   readonly expiresIn?: string
@@ -118,7 +119,7 @@ export const session = (subject: string, options: SessionOptions = {}): Promise<
   const email = options.email === undefined ? `${subject}@example.com` : options.email
   const claims: Record<string, unknown> = {}
   if (email !== null) claims["email"] = email
-  if (options.emailVerified !== undefined) claims["email_verified"] = options.emailVerified
+  if (email !== null) claims["email_verified"] = options.emailVerified ?? true
   return new SignJWT(claims)
     .setProtectedHeader({ alg: options.alg ?? "HS256" })
     .setSubject(subject)

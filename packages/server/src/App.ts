@@ -207,6 +207,7 @@ export const layerServices = (config: PodiumConfig) =>
         issuer: Option.getOrUndefined(Option.orElse(config.sessionJwtIssuer, () => Option.map(oidc, (o) => o.issuer))),
         audience: Option.getOrUndefined(Option.orElse(config.sessionJwtAudience, () => Option.map(oidc, (o) => o.clientId))),
         fetch: http.fetch
+        maxAgeSeconds: config.sessionMaxAge,
       })
     }))
     const repositories = Layer.mergeAll(

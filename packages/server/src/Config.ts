@@ -42,6 +42,11 @@ export const PodiumConfig = Config.all({
   sessionJwksUrl: optionalUrl("SESSION_JWKS_URL"),
   sessionJwtIssuer: Config.option(Config.String("SESSION_JWT_ISSUER")),
   sessionJwtAudience: Config.option(Config.String("SESSION_JWT_AUDIENCE")),
+  /** The longest a session may last from its `iat`, in seconds (a minute to a year). */
+  sessionMaxAge: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 60, maximum: 31_536_000 })),
+    "SESSION_MAX_AGE"
+  ).pipe(Config.withDefault(86_400)),
   oidcIssuer: optionalUrl("OIDC_ISSUER"),
   oidcClientId: Config.option(Config.String("OIDC_CLIENT_ID")),
   secretsKey: Config.option(Config.schema(SecretsKey, "SECRETS_KEY")),
@@ -102,7 +107,17 @@ export const loadConfig = (env?: Record<string, string | undefined>) =>
     Effect.filterOrFail(
       (config) => Option.isSome(config.oidcIssuer) === Option.isSome(config.oidcClientId),
       () => new Error("Invalid configuration: OIDC_ISSUER and OIDC_CLIENT_ID are set together, or neither")
-    )
+    ),
+    Effect.flatMap((config) => {
+      // one way to verify sessions: an HS256 secret beside a JWKS would silently win over it
+      const keys = Option.isSome(config.sessionJwksUrl) ? "SESSION_JWKS_URL" : Option.isSome(config.oidcIssuer) ? "OIDC_ISSUER" : undefined
+      return Option.isSome(config.sessionJwtSecret) && keys !== undefined
+        ? Effect.fail(new Error(
+          `Invalid configuration: SESSION_JWT_SECRET and ${keys} cannot both be set: sessions are verified ` +
+            `either with the HS256 secret or against ${keys === "OIDC_ISSUER" ? "the provider's JWKS" : "the JWKS"}; unset one`
+        ))
+        : Effect.succeed(config)
+    })
   )
 
 export const decodeSecretsKey = (key: Redacted.Redacted<string>): Redacted.Redacted<Uint8Array> => {

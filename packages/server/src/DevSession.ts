@@ -7,12 +7,18 @@ import { resolveSessionSecret } from "./LocalState.ts"
 export const devSubject = (email: string) => `dev|${email.toLowerCase()}`
 
 /**
- * Mints a session JWT signed with the HS256 secret (configured, or kept in DATA_DIR).
- * Refuses when sessions are verified against a JWKS (SESSION_JWKS_URL, or the OIDC_ISSUER's): then
- * only the identity provider can sign in.
+ * Mints a session JWT signed with the HS256 secret (configured, or kept in DATA_DIR), its email
+ * verified (so it takes invites). Refuses when sessions are verified against a JWKS
+ * (SESSION_JWKS_URL, or the OIDC_ISSUER's): then only the identity provider can sign in; and a
+ * lifetime the server would refuse (longer than SESSION_MAX_AGE).
  */
 export const mintDevSession = (config: PodiumConfig, email: string, ttlSeconds: number) =>
   Effect.gen(function*() {
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > config.sessionMaxAge) {
+      return yield* Effect.fail(
+        new Error(`--ttl must be 1 to ${config.sessionMaxAge} seconds (SESSION_MAX_AGE): a longer session is refused`)
+      )
+    }
     const sessionSecret = yield* resolveSessionSecret(config)
     if (Option.isNone(sessionSecret)) {
       return yield* Effect.fail(

@@ -75,8 +75,8 @@ export class InvitesApi extends HttpApiGroup.make("invites")
       error: [Forbidden, AlreadyMember]
     }).annotate(OpenApi.Summary, "Invite a member by email").annotateMerge(OpenApi.annotations({
       description: "Invites an email as member (default) or admin. Inviting the same email again refreshes the " +
-        "pending invite. The invite is accepted on the invitee's first signed-in request with that (verified) " +
-        "email; it expires after 7 days. The mail is delivered by a durable job (retried with backoff, across restarts); " +
+        "pending invite. The invite is accepted on the invitee's first signed-in request with that email once " +
+        "verified (the session says `email_verified: true`; until then their calls to the workspace are 403 saying so); it expires after 7 days. The mail is delivered by a durable job (retried with backoff, across restarts); " +
         "`invite.mail` reports its progress. 409 `already_member` when the email already belongs to a member."
     })),
     HttpApiEndpoint.delete("remove", "/api/invite-user", {

@@ -6,10 +6,21 @@ import { type Membership, requireAdministrator, selectMembership } from "./Works
 
 const sessionOnly = new Forbidden({ message: "This operation needs a signed-in user session" })
 
+/** No access, and why an invite may not have made the user a member yet. */
+const noAccess = (principal: Principal & { readonly _tag: "SessionPrincipal" }, refused: Forbidden) =>
+  principal.user.email === null || principal.emailVerified
+    ? refused
+    : new Forbidden({
+      message: `${refused.message}: invites to ${principal.user.email} are accepted only once your identity ` +
+        "provider marks that email verified (email_verified: true in the session), and this session does not"
+    })
+
 /** The membership a session acts through in the workspace `business_id` names (or their personal one). */
 export const membershipOf = (principal: Principal, businessId: WorkspaceId | undefined) =>
   principal._tag === "SessionPrincipal"
-    ? Effect.fromResult(selectMembership(principal.memberships, businessId))
+    ? Effect.fromResult(selectMembership(principal.memberships, businessId)).pipe(
+      Effect.mapError((refused) => noAccess(principal, refused))
+    )
     : Effect.fail(sessionOnly)
 
 /** As membershipOf, and the role must be owner or admin. */

@@ -42,7 +42,7 @@ export class Authentication extends Context.Service<Authentication, {
       const session = Effect.fn("Authentication.session")(function*(jwt: Redacted.Redacted<string>) {
         const claims = yield* sessions.verify(jwt)
         const { user, memberships } = yield* identity.signIn(claims)
-        return Principal.SessionPrincipal({ user, memberships })
+        return Principal.SessionPrincipal({ user, memberships, emailVerified: claims.emailVerified })
       })
 
       const pushToken = Effect.fn("Authentication.pushToken")(function*(secret: Redacted.Redacted<string>) {

@@ -38,13 +38,13 @@ const run = <A, E>(
 const signIn = (subject: string, email: string, emailVerified = true) =>
   Effect.gen(function*() {
     const { memberships, user } = yield* (yield* Identity).signIn({ subject, email, emailVerified })
-    return Principal.SessionPrincipal({ user, memberships })
+    return Principal.SessionPrincipal({ user, memberships, emailVerified })
   })
 
 /** The owner of a fresh workspace, and its id. */
 const owner = Effect.gen(function*() {
   const { memberships, user } = yield* (yield* Identity).signIn({ subject: "owner", email: "owner@example.com", emailVerified: true })
-  return { principal: Principal.SessionPrincipal({ user, memberships }), workspaceId: memberships[0]!.workspace_id }
+  return { principal: Principal.SessionPrincipal({ user, memberships, emailVerified: true }), workspaceId: memberships[0]!.workspace_id }
 })
 
 const invite = (principal: Principal, email: string, role?: "admin" | "member") =>

@@ -6,7 +6,12 @@ import type { Membership, User } from "./Workspace.ts"
 /** Who is calling, as established by one credential. */
 export type Principal = Data.TaggedEnum<{
   ApiTokenPrincipal: { readonly token: ApiToken }
-  SessionPrincipal: { readonly user: User; readonly memberships: ReadonlyArray<Membership> }
+  SessionPrincipal: {
+    readonly user: User
+    readonly memberships: ReadonlyArray<Membership>
+    /** Whether the provider vouched for the user's email; invites to it wait until it does. */
+    readonly emailVerified: boolean
+  }
   PushTokenPrincipal: {
     readonly pushTokenId: string
     readonly workspaceId: WorkspaceId

@@ -5,7 +5,7 @@ export interface SessionClaims {
   /** The identity provider's subject: stable per person. */
   readonly subject: string
   readonly email: string | null
-  /** False only when the provider says the email is unverified; invites then wait. */
+  /** True only when the provider says so (`email_verified: true`); until then invites to the email wait. */
   readonly emailVerified: boolean
 }
 

@@ -35,6 +35,7 @@ export const workspaceOwner = (n: number) => {
   const user = uuid(n + 100) as UserId
   return Principal.SessionPrincipal({
     user: new User({ id: user, subject: `user-${n}`, email: null }),
-    memberships: [new Membership({ workspace_id: workspace, user_id: user, role: "owner", personal: true, joined_at: DateTime.makeUnsafe(0) })]
+    memberships: [new Membership({ workspace_id: workspace, user_id: user, role: "owner", personal: true, joined_at: DateTime.makeUnsafe(0) })],
+    emailVerified: false
   })
 }
