@@ -1,10 +1,10 @@
-import { Effect, Layer, Option, Redacted, Result } from "effect"
+import { Effect, Exit, Layer, Option, Redacted, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { IntegrationRepository, type StoredIntegration } from "../integrations/index.ts"
 import { LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
-import { SecretCipher, type WorkspaceId } from "../shared/index.ts"
-import { IdGeneratorInOrder, workspaceOwner } from "../testing/index.ts"
+import { IdGenerator, SecretCipher, type WorkspaceId } from "../shared/index.ts"
+import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
 import {
   type AutoSelectRequest,
   type AutoSelectRules,
@@ -279,7 +279,7 @@ describe("AutoSelection", () => {
     model("acme/pricey", 0.00001, 0.00003),
     model("acme/free", 0, 0)
   ]
-  const make = (options: { readonly integration: boolean }) => {
+  const make = (options: { readonly integration: boolean; readonly ids?: Layer.Layer<IdGenerator> }) => {
     const calls: Array<string> = []
     const integration: StoredIntegration = {
       workspace_id: owner.memberships[0]!.workspace_id,
@@ -292,7 +292,7 @@ describe("AutoSelection", () => {
     }
     const ports = Layer.mergeAll(
       LeaderboardRepositoryMemory.layer,
-      IdGeneratorInOrder.layer,
+      options.ids ?? IdGeneratorInOrder.layer,
       Layer.succeed(SecretCipher, {
         seal: (plain) => Effect.succeed(`sealed:${Redacted.value(plain)}`),
         open: (sealed) => Effect.succeed(Redacted.make(sealed.replace(/^sealed:/, "")))
@@ -333,6 +333,28 @@ describe("AutoSelection", () => {
       rejected_by: { unstorable_text: 0, already_candidate: 1, open_source: 0, cost: 0, latency: 0, over_limit: 1 }
     })
     expect(candidates.map((c) => c.model_name)).toEqual(["acme/free", "acme/cheaper", "acme/cheap"])
+  })
+
+  it("adds its candidates all or none: a second insert that fails leaves none of them", async () => {
+    // ids in order: the leaderboard, the candidate added by hand, then the first chosen; the second
+    // chosen gets the by-hand candidate's id again, which the store refuses (its primary key)
+    const ids = [uuid(1), uuid(2), uuid(3), uuid(2)]
+    const { run } = make({
+      integration: true,
+      ids: Layer.succeed(IdGenerator, IdGenerator.of({
+        next: Effect.sync(() => ids.shift()!),
+        nextMany: (count) => Effect.sync(() => ids.splice(0, count))
+      }))
+    })
+    const { candidates, exit } = await run(Effect.gen(function*() {
+      const leaderboards = yield* Leaderboards
+      const { id } = yield* newLeaderboard
+      yield* leaderboards.addCandidate(owner, id, { name: "by hand", model_name: "acme/free" })
+      const exit = yield* Effect.exit((yield* AutoSelection).select(owner, id, { number_of_models: 2 }))
+      return { exit, candidates: (yield* leaderboards.get(owner, id)).candidates }
+    }))
+    expect(Exit.hasDies(exit)).toBe(true)
+    expect(candidates.map((c) => c.name)).toEqual(["by hand"])
   })
 
   it("without a router integration: RouterIntegrationMissing, and the router is not asked", async () => {
