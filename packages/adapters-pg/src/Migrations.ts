@@ -23,6 +23,7 @@ import deployments from "./migrations/0019_deployments.ts"
 import sessionCopies from "./migrations/0020_session_copies.ts"
 import priceTrust from "./migrations/0021_price_trust.ts"
 import candidateModelUrl from "./migrations/0022_candidate_model_url.ts"
+import inviteMailLogged from "./migrations/0023_invite_mail_logged.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -47,7 +48,8 @@ export const loader = PgMigrator.fromRecord({
   "0019_deployments": deployments,
   "0020_session_copies": sessionCopies,
   "0021_price_trust": priceTrust,
-  "0022_candidate_model_url": candidateModelUrl
+  "0022_candidate_model_url": candidateModelUrl,
+  "0023_invite_mail_logged": inviteMailLogged
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */
