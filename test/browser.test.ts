@@ -238,6 +238,7 @@ describe("the web app", () => {
     const secret = await secretField.inputValue()
     expect(secret.length).toBeGreaterThan(20)
     await page.getByRole("cell", { name: "ci deploys", exact: true }).waitFor()
+    await page.getByRole("cell", { name: "browser-tokens@example.com", exact: true }).waitFor() // who made it
     await screenshot(page, "tokens")
     await expectAccessible(page, "the API tokens page")
 

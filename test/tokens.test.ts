@@ -64,7 +64,7 @@ describe("creating API tokens", () => {
   })
 
   it("rejects a reset interval without a budget limit", async () => {
-    await expectValidation(create({ name: "half budget", budget_reset_interval: "daily" }), ["budget_reset_interval"])
+    await expectValidation(create({ name: "half budget", budget_reset_interval: "daily" }), ["payload", "budget_reset_interval"])
   })
 
   it("rejects negative budgets, unknown scopes and bad expiries", async () => {
@@ -163,6 +163,32 @@ describe("workspaces and roles", () => {
     expect(await listed(admin.api, workspace)).toHaveLength(1)
     await create({ name: "a", business_id: workspace }, admin.api)
     await revoke(bossToken.token.id, admin.api)
+  })
+
+  it("a token belongs to the workspace: it outlives its creator's membership, and the list shows who made it", async () => {
+    const boss = await signedIn(podium, "tokens-keeper")
+    const workspace = boss.workspace
+    await boss.api((c) => c.invites.invite({ payload: { email: "tokens-leaver@example.com", role: "admin", business_id: workspace } }))
+    const leaver = await signedIn(podium, "tokens-leaver")
+    const members = (await boss.api((c) => c.invites.list({ query: { business_id: workspace } }))).members
+    const leaverId = members.find((m) => m.email === "tokens-leaver@example.com")!.user_id
+    const made = await create({ name: "leaver's", business_id: workspace }, leaver.api)
+    expect(made.token).toMatchObject({ created_by: leaverId, created_by_email: "tokens-leaver@example.com", created_by_member: true })
+
+    await boss.api((c) => c.invites.remove({ payload: { business_id: workspace, user_id: leaverId } }))
+    await expectError(hubCheck(made.secret), 502, "upstream_error", "still works") // authenticated: only the hub is missing
+    const shown = (await listed(boss.api, workspace)).find((t) => t.id === made.token.id)
+    expect(shown).toMatchObject({ created_by: leaverId, created_by_email: "tokens-leaver@example.com", created_by_member: false })
+    const revoked = await revoke(made.token.id, boss.api)
+    expect(revoked.token).toMatchObject({ status: "revoked", created_by_email: "tokens-leaver@example.com", created_by_member: false })
+    await expectError(hubCheck(made.secret), 401, "unauthorized", "revoked")
+  })
+
+  it("a token made on the command line (no creator) says so", async () => {
+    const made = await create({ name: "bootstrap" })
+    await query(podium.databaseUrl, (sql) => sql`UPDATE api_tokens SET created_by = NULL WHERE id = ${made.token.id}`)
+    const shown = (await listed()).find((t) => t.id === made.token.id)
+    expect(shown).toMatchObject({ created_by: null, created_by_email: null, created_by_member: null })
   })
 
   it("an out-of-range business_id is a validation error", async () => {

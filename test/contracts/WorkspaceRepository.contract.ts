@@ -54,5 +54,14 @@ export const workspaceRepositoryContract = (name: string, makeLayer: () => Layer
           assert.isFalse(yield* workspaces.removeMember(owner.workspaceId, pat.user.id))
           assert.isTrue(Option.isNone(yield* workspaces.findMember(owner.workspaceId, pat.user.id)))
         }))
+
+      it.effect("users are found by id whether or not they are members; unknown ids are left out", () =>
+        Effect.gen(function*() {
+          const workspaces = yield* WorkspaceRepository
+          const [ada, bob] = [yield* aUser(), yield* aUser()]
+          const found = yield* workspaces.findUsers([bob.user.id, crypto.randomUUID() as UserId, ada.user.id])
+          assert.deepStrictEqual(found.map((u) => u.email).toSorted(), [ada.user.email, bob.user.email].toSorted())
+          assert.deepStrictEqual(yield* workspaces.findUsers([]), [])
+        }))
     })
   })

@@ -16,7 +16,16 @@ export const TokenView = Schema.Struct({
   expires_at: NullableTimestamp,
   budget_limit: Schema.NullOr(Schema.Finite),
   budget_reset_interval: Schema.NullOr(BudgetResetInterval),
-  created_by: Schema.NullOr(UserId),
+  created_by: Schema.NullOr(UserId).annotate({
+    description: "The user who made the token; null when it was made on the command line"
+  }),
+  created_by_email: Schema.NullOr(Schema.String).annotate({
+    description: "That user's email as they last signed in (null without a creator or an email)"
+  }),
+  created_by_member: Schema.NullOr(Schema.Boolean).annotate({
+    description: "Whether that user still belongs to the workspace. A token belongs to the workspace and keeps " +
+      "working after its creator leaves (false here): revoke it if it should not; null without a creator"
+  }),
   created_at: Timestamp,
   last_used_at: NullableTimestamp,
   revoked_at: NullableTimestamp
@@ -70,6 +79,8 @@ export class TokensApi extends HttpApiGroup.make("tokens")
   .middleware(SessionAuth)
   .annotateMerge(OpenApi.annotations({
     title: "API tokens",
-    description: "Owners and admins manage the workspace's API tokens. The secret is returned once, at creation."
+    description: "Owners and admins manage the workspace's API tokens. The secret is returned once, at creation. " +
+      "Tokens belong to the workspace, not to whoever made them: removing a member leaves their tokens working, " +
+      "so each token shows its creator (`created_by`, `created_by_email`, `created_by_member`) to tell what to revoke."
   }))
 {}

@@ -1,12 +1,12 @@
 import { DateTime, Effect, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { type ApiToken, statusAt, ApiTokens } from "@podium/domain/access"
+import { type DescribedToken, statusAt, ApiTokens } from "@podium/domain/access"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { CreatedTokenView, TokenView } from "./TokensApi.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
-export const tokenView = (token: ApiToken, now: DateTime.Utc) =>
+export const tokenView = ({ creator, token }: DescribedToken, now: DateTime.Utc) =>
   TokenView.make({
     id: token.id,
     business_id: token.workspace_id,
@@ -18,6 +18,8 @@ export const tokenView = (token: ApiToken, now: DateTime.Utc) =>
     budget_limit: token.budget_limit,
     budget_reset_interval: token.budget_reset_interval,
     created_by: token.created_by,
+    created_by_email: creator?.email ?? null,
+    created_by_member: creator?.member ?? null,
     created_at: token.created_at,
     last_used_at: token.last_used_at,
     revoked_at: token.revoked_at
@@ -41,7 +43,7 @@ export const TokensHttp = HttpApiBuilder.group(
         Effect.gen(function*() {
           const created = yield* tokens.create(yield* CurrentPrincipal, payload)
           return CreatedTokenView.make({
-            token: tokenView(created.token, yield* DateTime.now),
+            token: tokenView(created, yield* DateTime.now),
             secret: Redacted.value(created.secret)
           })
         }).pipe(mapDomainErrors))

@@ -28,6 +28,11 @@ const layer = Layer.effect(
       Result: UserRow,
       execute: (subject) => sql`SELECT id, subject, email FROM users WHERE subject = ${subject}`
     })
+    const usersById = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: UserRow,
+      execute: (ids) => sql`SELECT id, subject, email FROM users WHERE id = ANY(${[...ids]}::uuid[])`
+    })
     const memberships = SqlSchema.findAll({
       Request: Schema.String,
       Result: MembershipRow,
@@ -84,6 +89,10 @@ const layer = Layer.effect(
           Effect.orDie,
           Effect.ensuring(Effect.sync(() => users.drop(userId)))
         ),
+      findUsers: (ids) =>
+        ids.length === 0
+          ? Effect.succeed([])
+          : usersById(ids).pipe(Effect.map((rows) => rows.map((row) => new User(row))), Effect.orDie),
       memberships: (userId) =>
         membershipCopies.get(
           userId,

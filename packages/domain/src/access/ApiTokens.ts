@@ -13,8 +13,24 @@ export interface CreateTokenInput extends TokenRequest {
   readonly business_id?: WorkspaceId | undefined
 }
 
-export interface CreatedToken {
+/**
+ * Who made a token, for the owners deciding what to revoke. A token belongs to its workspace, not
+ * to its creator: it keeps working after they leave the workspace (`member` false then).
+ */
+export interface TokenCreator {
+  /** As the creator last signed in; null when their session had none. */
+  readonly email: string | null
+  /** Whether the creator still belongs to the token's workspace. */
+  readonly member: boolean
+}
+
+/** A token with its creator; null for one made on the command line. */
+export interface DescribedToken {
   readonly token: ApiToken
+  readonly creator: TokenCreator | null
+}
+
+export interface CreatedToken extends DescribedToken {
   /** Shown once; only its digest is stored. */
   readonly secret: Redacted.Redacted<string>
 }
@@ -33,9 +49,9 @@ export class ApiTokens extends Context.Service<ApiTokens, {
   readonly list: (
     principal: Principal,
     businessId: WorkspaceId | undefined
-  ) => Effect.Effect<{ readonly workspaceId: WorkspaceId; readonly tokens: ReadonlyArray<ApiToken> }, Forbidden>
+  ) => Effect.Effect<{ readonly workspaceId: WorkspaceId; readonly tokens: ReadonlyArray<DescribedToken> }, Forbidden>
   readonly create: (principal: Principal, input: CreateTokenInput) => Effect.Effect<CreatedToken, Forbidden | InvalidInput>
-  readonly revoke: (principal: Principal, id: TokenId) => Effect.Effect<ApiToken, Forbidden | NotFound>
+  readonly revoke: (principal: Principal, id: TokenId) => Effect.Effect<DescribedToken, Forbidden | NotFound>
   readonly remove: (principal: Principal, id: TokenId) => Effect.Effect<void, Forbidden | NotFound>
   /**
    * For the operator's command line, which holds the database and so needs no principal: a token
@@ -54,9 +70,22 @@ export class ApiTokens extends Context.Service<ApiTokens, {
       const secrets = yield* TokenSecrets
       const ids = yield* IdGenerator
 
+      /** The tokens of one workspace, each with its creator (one look-up of members and one of users). */
+      const described = Effect.fnUntraced(function*(workspaceId: WorkspaceId, listed: ReadonlyArray<ApiToken>) {
+        const creatorIds = [...new Set(listed.flatMap((t) => t.created_by === null ? [] : [t.created_by]))]
+        const members = creatorIds.length === 0 ? [] : yield* workspaces.members(workspaceId)
+        const users = yield* workspaces.findUsers(creatorIds)
+        const creators = new Map(users.map((u) => [u.id, { email: u.email, member: members.some((m) => m.user_id === u.id) }]))
+        return listed.map((token): DescribedToken => ({
+          token,
+          creator: token.created_by === null ? null : creators.get(token.created_by) ?? { email: null, member: false }
+        }))
+      })
+
       const list = Effect.fn("ApiTokens.list")(function*(principal: Principal, businessId: WorkspaceId | undefined) {
         const membership = yield* administratorOf(principal, businessId)
-        return { workspaceId: membership.workspace_id, tokens: yield* tokens.list(membership.workspace_id) }
+        const workspaceId = membership.workspace_id
+        return { workspaceId, tokens: yield* described(workspaceId, yield* tokens.list(workspaceId)) }
       })
 
       const mint = Effect.fnUntraced(function*(workspaceId: WorkspaceId, createdBy: UserId | null, input: TokenRequest) {
@@ -76,7 +105,9 @@ export class ApiTokens extends Context.Service<ApiTokens, {
 
       const create = Effect.fn("ApiTokens.create")(function*(principal: Principal, input: CreateTokenInput) {
         const membership = yield* administratorOf(principal, input.business_id)
-        return yield* mint(membership.workspace_id, membership.user_id, input)
+        const created = yield* mint(membership.workspace_id, membership.user_id, input)
+        const email = principal._tag === "SessionPrincipal" ? principal.user.email : null
+        return { ...created, creator: { email, member: true } }
       })
 
       const bootstrap = Effect.fn("ApiTokens.bootstrap")(function*(
@@ -87,7 +118,7 @@ export class ApiTokens extends Context.Service<ApiTokens, {
         if (Option.isNone(found)) {
           return yield* new NotFound({ resource: "workspace", id: "id" in workspace ? workspace.id : workspace.ownerEmail })
         }
-        return yield* mint(found.value, null, input)
+        return { ...yield* mint(found.value, null, input), creator: null }
       })
 
       /** A token the caller administers; one in a workspace they cannot see does not exist for them. */
@@ -104,10 +135,8 @@ export class ApiTokens extends Context.Service<ApiTokens, {
       const revoke = Effect.fn("ApiTokens.revoke")(function*(principal: Principal, id: TokenId) {
         yield* administered(principal, id)
         const revoked = yield* tokens.revoke(id, yield* DateTime.now)
-        return yield* Option.match(revoked, {
-          onNone: () => Effect.fail(new NotFound({ resource: "token", id })),
-          onSome: Effect.succeed
-        })
+        if (Option.isNone(revoked)) return yield* new NotFound({ resource: "token", id })
+        return (yield* described(revoked.value.workspace_id, [revoked.value]))[0]!
       })
 
       const remove = Effect.fn("ApiTokens.remove")(function*(principal: Principal, id: TokenId) {

@@ -12,6 +12,8 @@ export class WorkspaceRepository extends Context.Service<WorkspaceRepository, {
     now: DateTime.Utc
   ) => Effect.Effect<void>
   readonly touchUser: (userId: UserId, email: string | null, now: DateTime.Utc) => Effect.Effect<void>
+  /** The users with these ids, members or not (unknown ids are left out; any order). */
+  readonly findUsers: (ids: ReadonlyArray<UserId>) => Effect.Effect<ReadonlyArray<User>>
   readonly memberships: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>>
   readonly members: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<Member>>
   readonly findMember: (workspaceId: WorkspaceId, userId: UserId) => Effect.Effect<Option.Option<Member>>

@@ -63,6 +63,7 @@ const layer = Layer.effect(
           ...s,
           users: s.users.map((u) => (u.id === userId ? new User({ ...u, email }) : u))
         })),
+      findUsers: (ids) => Effect.map(Ref.get(state), (s) => s.users.filter((u) => ids.includes(u.id))),
       memberships: (userId) =>
         Effect.map(Ref.get(state), (s) =>
           s.memberships

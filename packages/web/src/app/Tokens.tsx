@@ -53,7 +53,7 @@ export const TokensPage = ({ call }: { readonly call: Caller }) => {
         : (
           <Table caption="API tokens">
             <thead>
-              <tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+              <tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col">Created by</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
             </thead>
             <tbody>
               {list.value.tokens.map((t) => (
@@ -62,6 +62,7 @@ export const TokensPage = ({ call }: { readonly call: Caller }) => {
                   <td><code>{t.prefix}…</code></td>
                   <td>{t.scopes.join(", ")}</td>
                   <td>{t.status}</td>
+                  <td>{t.created_by === null ? "command line" : `${t.created_by_email ?? "a user without email"}${t.created_by_member === false ? " (left the workspace)" : ""}`}</td>
                   <td>{t.last_used_at === null ? "never" : formatDate(t.last_used_at)}</td>
                   <td>
                     {t.status === "active"
