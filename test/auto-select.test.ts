@@ -248,8 +248,8 @@ describe("auto-select refusals", () => {
       await expectValidation(send(json), ["payload", field], JSON.stringify(json))
     }
     // a limit switched on must name a bound
-    await expectValidation(autoSelect(id, { limit_cost: true }), ["limit_cost"])
-    await expectValidation(autoSelect(id, { limit_latency: true }), ["limit_latency"])
+    await expectValidation(autoSelect(id, { limit_cost: true }), ["payload", "limit_cost"])
+    await expectValidation(autoSelect(id, { limit_latency: true }), ["payload", "limit_latency"])
     // the body is required, even if empty
     await expectValidation(unchecked(podium, "POST", path(id), { token: owner.session }), ["payload"], "no body")
     expect(await autoSelect(id, { number_of_models: 2 })).toMatchObject({ considered: 7 })

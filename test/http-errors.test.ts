@@ -157,8 +157,8 @@ describe("hostile input", () => {
   })
 
   it("400 for U+0000 or text that is not UTF-8 in the path or query", async () => {
-    expect(issue(await podium.request("GET", "/api/leaderboards/%00", { token: owner })).path).toEqual(["path"])
-    expect(issue(await podium.request("GET", "/api/leaderboards/%ED%A0%80", { token: owner })).path).toEqual(["path"])
+    expect(issue(await podium.request("GET", "/api/leaderboards/%00", { token: owner })).path).toEqual(["params"])
+    expect(issue(await podium.request("GET", "/api/leaderboards/%ED%A0%80", { token: owner })).path).toEqual(["params"])
     expect(issue(await podium.request("GET", "/api/leaderboards?q=%00", { token: owner })).path).toEqual(["query", "q"])
     expect(issue(await podium.request("GET", "/api/leaderboards?q=%FF", { token: owner })).path).toEqual(["query", "q"])
   })

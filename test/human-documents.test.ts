@@ -141,7 +141,7 @@ describe("human-evaluation documents", () => {
     const shared = (await upload(id, "s".repeat(150_000), { name: "s.txt", scope: "shared" })).body
     for (const bad of [foreign.id, shared.id, DocumentId.make(randomUUID())]) {
       const refused = await expectError(newCase(id, { attachment_ids: [bad] }), 400, "validation_failed", bad)
-      expect((refused.error.details?.["issues"] as Array<{ path: unknown }>)[0]!.path).toEqual(["attachment_ids", 0])
+      expect((refused.error.details?.["issues"] as Array<{ path: unknown }>)[0]!.path).toEqual(["payload", "attachment_ids", 0])
     }
     const first = (await upload(id, "1".repeat(150_000), { name: "1.txt" })).body
     const second = (await upload(id, "2".repeat(150_000), { name: "2.txt" })).body

@@ -128,7 +128,7 @@ describe("checking hub datasets", () => {
 
   it("rejects what is not a dataset URL", async () => {
     for (const url of ["https://huggingface.co/models/acme/x", "ftp://x/datasets/a/b", "not a url", "a/b/c"]) {
-      await expectValidation(check({ dataset_url: url }), ["dataset_url"], url)
+      await expectValidation(check({ dataset_url: url }), ["payload", "dataset_url"], url)
     }
   })
 

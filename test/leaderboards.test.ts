@@ -141,8 +141,8 @@ describe("creating leaderboards", () => {
   it("a GET dataset's dataset_url is http(s) when given, and may come later; a PUSH dataset needs none", async () => {
     const missing = await create({ name: "no url" })
     expect(missing.challenge).toMatchObject({ dataset_type: "GET", dataset_url: null })
-    await expectValidation(create(board({ dataset_url: "ftp://data.example.com/rows" })), ["dataset_url"], "ftp")
-    await expectValidation(create(board({ dataset_url: "rows.jsonl" })), ["dataset_url"], "relative")
+    await expectValidation(create(board({ dataset_url: "ftp://data.example.com/rows" })), ["payload", "dataset_url"], "ftp")
+    await expectValidation(create(board({ dataset_url: "rows.jsonl" })), ["payload", "dataset_url"], "relative")
     const push = await create({ name: "pushed", dataset_type: "PUSH" })
     expect(push.challenge.dataset_url).toBeNull()
   })
@@ -251,7 +251,7 @@ describe("updating leaderboards", () => {
     expect(updated.leaderboard).toMatchObject({ dataset_url: "https://data.example.com/v2.jsonl", eval_type: "human" })
     expect((await getLeaderboard(id)).challenge).toEqual(updated.challenge)
 
-    await expectValidation(patchLeaderboard(id, { dataset_url: "not a url" }), ["dataset_url"], "bad url")
+    await expectValidation(patchLeaderboard(id, { dataset_url: "not a url" }), ["payload", "dataset_url"], "bad url")
     const path = `/api/leaderboards/${id}`
     await expectValidation(sendUnchecked("PATCH", path, { eval_type: "fuzzy" }), ["payload", "eval_type"], "bad enum")
     await expectValidation(sendUnchecked("PATCH", path, { daily_event_limit: -5 }), ["payload", "daily_event_limit"], "negative")
@@ -300,7 +300,7 @@ describe("updating leaderboards", () => {
   it("status: running is the service's, paused is allowed, archived is read-only until reactivated", async () => {
     const { id } = await newLeaderboard({ name: "lifecycle" })
     const candidate = await newCandidate(id)
-    await expectValidation(patchLeaderboard(id, { status: "running" }), ["status"], "running")
+    await expectValidation(patchLeaderboard(id, { status: "running" }), ["payload", "status"], "running")
     await expectValidation(sendUnchecked("PATCH", `/api/leaderboards/${id}`, { status: "deleted" }), ["payload", "status"], "unknown status")
 
     expect((await patchLeaderboard(id, { status: "paused" })).leaderboard.status).toBe("paused")
@@ -325,15 +325,15 @@ describe("updating leaderboards", () => {
     const foreign = await newCandidate(other.id)
     const candidate = await newCandidate(id)
 
-    await expectValidation(patchLeaderboard(id, { chosen_model_strategy: "manual" }), ["chosen_leaderboard_model_id"], "none")
+    await expectValidation(patchLeaderboard(id, { chosen_model_strategy: "manual" }), ["payload", "chosen_leaderboard_model_id"], "none")
     await expectValidation(
       patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: CandidateId.make(randomUUID()) }),
-      ["chosen_leaderboard_model_id"],
+      ["payload", "chosen_leaderboard_model_id"],
       "unknown id"
     )
     await expectValidation(
       patchLeaderboard(id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: foreign.id }),
-      ["chosen_leaderboard_model_id"],
+      ["payload", "chosen_leaderboard_model_id"],
       "another leaderboard's candidate"
     )
     await expectValidation(
@@ -355,7 +355,7 @@ describe("updating leaderboards", () => {
       chosen_model_strategy: "manual",
       chosen_leaderboard_model_id: candidate.id
     })
-    await expectValidation(patchLeaderboard(id, { chosen_leaderboard_model_id: null }), ["chosen_leaderboard_model_id"], "unset")
+    await expectValidation(patchLeaderboard(id, { chosen_leaderboard_model_id: null }), ["payload", "chosen_leaderboard_model_id"], "unset")
 
     const back = await patchLeaderboard(id, { chosen_model_strategy: "ranking_winner", chosen_leaderboard_model_id: null })
     expect(back.leaderboard).toMatchObject({ chosen_model_strategy: "ranking_winner", chosen_leaderboard_model_id: null })
@@ -466,7 +466,7 @@ describe("candidate models", () => {
     expect(byBoth).toMatchObject({ model_url: endpoint, url: endpoint })
     await expectValidation(
       addCandidate(id, { name: "disagree", platform: "Custom", url: endpoint, model_url: "https://other.example.com/v1" }),
-      ["model_url"]
+      ["payload", "model_url"]
     )
     // read back as stored, by the list and by the leaderboard
     expect((await listModels(id)).map((m) => [m.name, m.model_url, m.url])).toEqual([
@@ -480,14 +480,14 @@ describe("candidate models", () => {
   it("rejects a candidate missing what its platform needs", async () => {
     const { id } = await newLeaderboard({ name: "requirements" })
     const missing: Array<[NewCandidate, ReadonlyArray<string>]> = [
-      [{ name: "router" }, ["model_name"]],
-      [{ name: "router", platform: "Router" }, ["model_name"]],
-      [{ name: "hub", platform: "Hub" }, ["model_name"]],
-      [{ name: "custom", platform: "Custom" }, ["model_url"]],
-      [{ name: "custom", platform: "Custom", model_url: "ftp://llm.example.com" }, ["model_url"]],
-      [{ name: "custom", platform: "Custom", url: "ftp://llm.example.com" }, ["url"]],
-      [{ name: "custom", platform: "Custom", url: "https://llm.example.com/v1", auth_type: "header" }, ["auth_header_name"]],
-      [{ name: "service", platform: "Service" }, ["model_id"]]
+      [{ name: "router" }, ["payload", "model_name"]],
+      [{ name: "router", platform: "Router" }, ["payload", "model_name"]],
+      [{ name: "hub", platform: "Hub" }, ["payload", "model_name"]],
+      [{ name: "custom", platform: "Custom" }, ["payload", "model_url"]],
+      [{ name: "custom", platform: "Custom", model_url: "ftp://llm.example.com" }, ["payload", "model_url"]],
+      [{ name: "custom", platform: "Custom", url: "ftp://llm.example.com" }, ["payload", "url"]],
+      [{ name: "custom", platform: "Custom", url: "https://llm.example.com/v1", auth_type: "header" }, ["payload", "auth_header_name"]],
+      [{ name: "service", platform: "Service" }, ["payload", "model_id"]]
     ]
     for (const [payload, path] of missing) {
       await expectValidation(addCandidate(id, payload), path, JSON.stringify(payload))

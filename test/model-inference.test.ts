@@ -451,9 +451,9 @@ describe("Service candidates: a model's deployed version competes on leaderboard
     const { id } = (await stranger.api((c) => c.leaderboards.create({ payload: aLeaderboard() }))).leaderboard
     const add = (api: typeof owner.api, leaderboard_id: LeaderboardId, modelId: string) =>
       api((c) => c.leaderboards.addModel({ params: { leaderboard_id }, payload: service(modelId) }))
-    await expectValidation(add(stranger.api, id, served), ["model_id"], "another workspace's model")
+    await expectValidation(add(stranger.api, id, served), ["payload", "model_id"], "another workspace's model")
     const mine = (await owner.api((c) => c.leaderboards.create({ payload: aLeaderboard() }))).leaderboard.id
-    await expectValidation(add(owner.api, mine, randomUUID()), ["model_id"], "no model")
+    await expectValidation(add(owner.api, mine, randomUUID()), ["payload", "model_id"], "no model")
     expect((await owner.api((c) => c.leaderboards.get({ params: { leaderboard_id: mine } }))).models).toEqual([])
     await expectError(add(stranger.api, mine, served), 404, "not_found", "another workspace's leaderboard")
     expect((await add(owner.api, mine, served)).model).toMatchObject({ platform: "Service", model_id: served })

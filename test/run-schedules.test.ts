@@ -54,9 +54,9 @@ describe("schedules", () => {
     const { leaderboard: utc } = await schedule(id, { cron: "0 0 1 * *" })
     expect(utc.schedule).toMatchObject({ timezone: "UTC", next_run_at: expect.stringMatching(/-01T00:00:00\.000Z$/) })
 
-    await expectValidation(schedule(id, { cron: "every monday" }), ["schedule", "cron"])
-    await expectValidation(schedule(id, { cron: "61 * * * *" }), ["schedule", "cron"])
-    await expectValidation(schedule(id, { cron: "* * * * *", timezone: "Mars/Olympus" }), ["schedule", "timezone"])
+    await expectValidation(schedule(id, { cron: "every monday" }), ["payload", "schedule", "cron"])
+    await expectValidation(schedule(id, { cron: "61 * * * *" }), ["payload", "schedule", "cron"])
+    await expectValidation(schedule(id, { cron: "* * * * *", timezone: "Mars/Olympus" }), ["payload", "schedule", "timezone"])
     const { leaderboard: cleared } = await schedule(id, {})
     expect(cleared.schedule).toEqual({})
   })

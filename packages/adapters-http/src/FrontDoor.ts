@@ -1,8 +1,9 @@
-import { Cause, Effect, type Fiber, LogLevel, Redacted, type SchemaIssue } from "effect"
+import { Cause, Effect, type Fiber, LogLevel, type SchemaIssue } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Authentication, grants, InsufficientScope, type Principal, type Scope, Unauthenticated } from "@podium/domain/access"
+import type { Scope } from "@podium/domain/access"
 import { Internal } from "./api/Errors.ts"
-import { errorBody, schemaIssues, validationFailedBody } from "./RequestPipeline.ts"
+import { makeAuthenticator } from "./handlers/Authentication.ts"
+import { errorBody, nosniff, schemaIssues, validationFailedBody } from "./RequestPipeline.ts"
 
 /**
  * A route answered straight from Node's `request` event, before the HttpApi router: `handle`
@@ -26,7 +27,6 @@ export const bearerOf = (authorization: string | undefined): string => {
   return authorization.slice(start)
 }
 
-const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
 
 /** A payload or query that fails the schema: answered 400 with its issues, as the router answers it. */
 export class InvalidInput {
@@ -52,20 +52,18 @@ export interface Answer {
  * schema failures as `validation_failed`, anything else a logged 500), and the request log line.
  */
 export const makeFrontDoor = Effect.gen(function*() {
-  const auth = yield* Authentication
+  const { authenticate } = yield* makeAuthenticator
   // the request line is logged at Info: no fiber for it when the level is above
   const logsRequests = yield* LogLevel.isEnabled("Info")
 
-  const principalOf = (credential: string, scope: Scope): Effect.Effect<Principal, Unauthenticated | InsufficientScope> => {
-    if (credential === "") return Effect.fail(missing)
-    const secret = Redacted.make(credential)
-    return Effect.flatMap(
-      Authentication.isApiTokenSecret(credential) ? auth.apiToken(secret) : auth.session(secret),
-      (principal) =>
-        principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, scope)
-          ? Effect.succeed(principal)
-          : Effect.fail(new InsufficientScope({ required_scope: scope }))
-    )
+  /** The caller of a route that takes a bearer with `scope`, decided as the router decides it. */
+  const principalOf = (request: IncomingMessage, scope: Scope) => {
+    const pushToken = request.headers["x-service-push-token"]
+    return authenticate({
+      bearer: bearerOf(request.headers.authorization),
+      pushToken: typeof pushToken === "string" ? pushToken : "",
+      address: request.socket.remoteAddress
+    }, "bearer", scope)
   }
 
   /** Logs the request line as the router's pipeline does, on `run`'s fiber. */
@@ -101,6 +99,7 @@ export const makeFrontDoor = Effect.gen(function*() {
         "content-type": "application/json",
         "content-length": Buffer.byteLength(answer.body),
         ...(answer.status === 401 ? { "www-authenticate": "Bearer" } : {}),
+        ...nosniff,
         "x-request-id": requestId
       })
       response.end(answer.body)

@@ -101,6 +101,21 @@ export const jsonBodyIssue = (text: string, options?: { readonly depthOnly?: boo
   return walk(parsed, ["payload"])
 }
 
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * A body's bytes as text, or undefined when they are not UTF-8 (invalid, overlong, surrogate or cut
+ * sequences): JSON between systems is UTF-8 (RFC 8259), and a lenient decoder would store U+FFFD in
+ * place of what the caller sent.
+ */
+export const utf8Text = (bytes: Uint8Array): string | undefined => {
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
 const decoded = (part: string): string | undefined => {
   try {
     return decodeURIComponent(part)
@@ -115,8 +130,8 @@ export const urlIssue = (url: string): InputIssue | undefined => {
   const path = at === -1 ? url : url.slice(0, at)
   const query = at === -1 ? "" : url.slice(at + 1)
   const pathText = decoded(path)
-  if (pathText === undefined) return { path: ["path"], message: "Expected a path of percent-encoded UTF-8" }
-  if (stringIssue(pathText) !== undefined) return { path: ["path"], message: stringIssue(pathText)! }
+  if (pathText === undefined) return { path: ["params"], message: "Expected a path of percent-encoded UTF-8" }
+  if (stringIssue(pathText) !== undefined) return { path: ["params"], message: stringIssue(pathText)! }
   for (const pair of query.split("&")) {
     if (pair === "") continue
     const [rawKey = "", ...rest] = pair.split("=")

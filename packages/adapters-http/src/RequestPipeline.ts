@@ -1,11 +1,12 @@
 import { ByteSize, Cause, Effect, SchemaIssue } from "effect"
 import type * as Types from "effect/Types"
-import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Headers, HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { randomUUID } from "node:crypto"
 import {
   Internal,
   InvalidBody,
+  InvalidJson,
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
@@ -14,10 +15,13 @@ import {
   UpstreamError,
   ValidationFailed
 } from "./api/Errors.ts"
-import { type InputIssue, jsonBodyIssue, urlIssue } from "./RequestInput.ts"
+import { type InputIssue, jsonBodyIssue, urlIssue, utf8Text } from "./RequestInput.ts"
 
 /** The largest request body accepted (push requests of 10 MiB of rows fit, with JSON overhead). */
 export const maxBodyBytes = 16 * 1024 * 1024
+
+/** On every answer, as the web app's pages have it: browsers take the declared content type as it is. */
+export const nosniff = { "x-content-type-options": "nosniff" } as const
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -71,6 +75,9 @@ export const validationFailedBody = (issues: ReadonlyArray<InputIssue>) =>
     { issues }
   )
 
+/** The 400 `invalid_json` body for a JSON body whose bytes are not UTF-8. */
+export const notUtf8Body = errorBody(InvalidJson.code, "The request body is not valid UTF-8: send JSON as UTF-8")
+
 const invalid = (issues: ReadonlyArray<InputIssue>) =>
   HttpServerResponse.jsonUnsafe(validationFailedBody(issues), { status: ValidationFailed.status })
 
@@ -94,8 +101,8 @@ const withText = (request: HttpServerRequest.HttpServerRequest, text: string): H
 
 /**
  * What no route accepts, refused before any route runs (see RequestInput): a URL or JSON body with
- * U+0000 or lone surrogates, JSON nested too deep, and a declared length over the limit (refused
- * without reading the body). Answers the refusal, or the request to route (its text read once).
+ * U+0000 or lone surrogates, a JSON body that is not UTF-8, JSON nested too deep, and a declared
+ * length over the limit (refused without reading the body). Answers the refusal, or the request to route (its text read once).
  */
 const refuseHostileInput = (
   request: HttpServerRequest.HttpServerRequest
@@ -106,7 +113,8 @@ const refuseHostileInput = (
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge()
     if (!bodyMethods.has(request.method) || !(request.headers["content-type"] ?? "").includes("json")) return request
-    const text = yield* request.text
+    const text = utf8Text(new Uint8Array(yield* request.arrayBuffer))
+    if (text === undefined) return HttpServerResponse.jsonUnsafe(notUtf8Body, { status: InvalidJson.status })
     const inBody = jsonBodyIssue(text, { depthOnly: rowByRowPaths.test(pathOf(request.url)) })
     return inBody === undefined ? withText(request, text) : invalid([inBody])
   })
@@ -215,7 +223,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
     )
   }
 
-  /** Responses the platform produced bare (415 text, empty 4xx): give them the contract body. */
+  /** Responses the platform produced bare (415 text, empty 4xx): give them the contract body, typed as JSON. */
   const normalize = (response: HttpServerResponse.HttpServerResponse) => {
     if (response.status < 400 || isJsonResponse(response)) return response
     const code = statusCodes[response.status] ?? "error"
@@ -223,7 +231,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
       { status: response.status, code },
       code === UnsupportedMediaType.code ? "Send the request body as application/json" : code.replace(/_/g, " "),
       undefined,
-      response.headers
+      Headers.remove(response.headers, "content-type")
     )
   }
 
@@ -256,6 +264,6 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
         status: response.status,
         duration_ms: Math.round((performance.now() - started) * 10) / 10
       }))
-      return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      return HttpServerResponse.setHeaders(response, { ...nosniff, "x-request-id": requestId })
     }), { global: true })
 }

@@ -11,6 +11,7 @@ import { layerWebApp, webAppPaths } from "./WebApp.ts"
 import { Api } from "@podium/adapters-http/api/Api"
 import { SessionVerifierJose } from "@podium/adapters-http/auth/SessionVerifierJose"
 import { TokenSecretsNode } from "@podium/adapters-http/auth/TokenSecretsNode"
+import { FailedAuthentications } from "@podium/adapters-http/auth/FailedAuthentications"
 import { layerAuthentication } from "@podium/adapters-http/handlers/Authentication"
 import { DatasetsHttp } from "@podium/adapters-http/integrations/DatasetsHttp"
 import { HealthHttp } from "@podium/adapters-http/health/HealthHttp"
@@ -97,7 +98,7 @@ import { CaseGenerator, HumanAccess, HumanCases, HumanDocuments, HumanResults } 
 import { Leaderboards } from "@podium/domain/leaderboards"
 import { AutoSelection } from "@podium/domain/runs"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
-import { createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
+import { connectionTimeouts, createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
@@ -243,6 +244,7 @@ export const layerServices = (config: PodiumConfig) =>
       IdGeneratorUuidV7.layer,
       SecretCipherAesGcm.layer(secrets.secretsKey),
       TokenSecretsNode,
+      FailedAuthentications.layer({ perMinute: config.authFailuresPerMinute }),
       DocumentReaderNode.layer(),
       sessions.pipe(Layer.provideMerge(Oidc.layer(config))),
       IntegrationVerifierHttp.layer({
@@ -386,7 +388,8 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const jobs = Layer.mergeAll(layerJobs(config), layerWebhookDeliveries(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
     layerRunWorkflow, layerImprovementWorkflow, layerFineTuneWorkflow, layerDeploymentWorkflow)
   const front: FrontDoor = { route: undefined }
-  const server = NodeHttpServer.layer(() => createHoldingServer({}, front), { port: listen.port, host: listen.host })
+  const timeouts = connectionTimeouts({ headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs })
+  const server = NodeHttpServer.layer(() => createHoldingServer(timeouts, front), { port: listen.port, host: listen.host })
   const frontRoutes = listen.fastInference === false ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
     front.route = firstOf([yield* makeFastInference, yield* makeFastExport])
     yield* Effect.addFinalizer(() => Effect.sync(() => front.route = undefined))

@@ -59,6 +59,21 @@ export const PodiumConfig = Config.all({
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 600_000 })),
     "PROVIDER_TIMEOUT_MS"
   ).pipe(Config.withDefault(60_000)),
+  /** A connection must send a request's headers within this time of opening: one that sends nothing is closed. */
+  httpHeadersTimeoutMs: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 300_000 })),
+    "HTTP_HEADERS_TIMEOUT_MS"
+  ).pipe(Config.withDefault(60_000)),
+  /** How long an idle keep-alive connection is kept between requests. */
+  httpKeepAliveTimeoutMs: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 300_000 })),
+    "HTTP_KEEP_ALIVE_TIMEOUT_MS"
+  ).pipe(Config.withDefault(5_000)),
+  /** Credentials that may fail per client address and minute before it is answered 429. */
+  authFailuresPerMinute: Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
+    "AUTH_FAILURES_PER_MINUTE"
+  ).pipe(Config.withDefault(100)),
   budgetDefaultMaxTokens: Config.schema(
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
     "BUDGET_DEFAULT_MAX_TOKENS"

@@ -16,9 +16,25 @@ const answerClientError = (error: Error & { readonly code?: string }, socket: Du
   const body = JSON.stringify({ error: { code, message } })
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\n\r\n${body}`
+      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`
   )
 }
+
+/**
+ * Node's connection timeouts. A connection must send a request's headers within `headersTimeoutMs`
+ * of opening (or of the request's start), else it is answered 408 and closed: a socket that sends
+ * nothing is not held for good. Node looks for such connections every 30 s by default, so here more
+ * often (at most a second apart). An idle keep-alive connection is closed after `keepAliveTimeoutMs`
+ * (plus Node's one-second grace). A request whose headers came in time may take its body as long as
+ * Node's `requestTimeout` allows (300 s).
+ */
+export const connectionTimeouts = (
+  { headersTimeoutMs, keepAliveTimeoutMs }: { readonly headersTimeoutMs: number; readonly keepAliveTimeoutMs: number }
+): ServerOptions => ({
+  headersTimeout: headersTimeoutMs,
+  connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeoutMs / 4)),
+  keepAliveTimeout: keepAliveTimeoutMs
+})
 
 /** Where the application puts a route that answers before the router (see `createHoldingServer`). */
 export interface FrontDoor {

@@ -51,6 +51,10 @@ export class Api extends HttpApi.make("podium")
       "Compare candidate models, serve traffic through the winner, record every call. " +
       "Every non-2xx response has the body `{\"error\": {\"code\", \"message\", \"details\"?}}`; each code has one " +
       "status and its own schema, named after it (`stale_revision` is `StaleRevision`, 409); " +
-      "validation failures are 400 `validation_failed` with `details.issues: [{path, message}]`."
+      "validation failures are 400 `validation_failed` with `details.issues: [{path, message}]`, each `path` led by " +
+      "the part of the request (`payload`, `query`, `params` or `headers`); a JSON body that is not UTF-8 is 400 " +
+      "`invalid_json`. Error bodies are `application/json`, and every answer carries `X-Content-Type-Options: nosniff`. " +
+      "Every credential a request presents is checked (a failing one is 401 even beside one that passes); a client " +
+      "address whose credentials failed too often is answered 429 `too_many_failed_authentications` with `Retry-After`."
   }))
 {}

@@ -73,6 +73,8 @@ const CaseDetails = Schema.Struct({ case_id: Schema.String })
 // 400
 export class ValidationFailed extends ErrorClass<ValidationFailed>()("ValidationFailed", 400, "validation_failed", Issues) {}
 export class InvalidBody extends ErrorClass<InvalidBody>()("InvalidBody", 400, "invalid_body") {}
+/** A JSON body whose bytes are not UTF-8 (RFC 8259): refused whole, never stored with U+FFFD in place of them. */
+export class InvalidJson extends ErrorClass<InvalidJson>()("InvalidJson", 400, "invalid_json") {}
 export class InvalidIntegrationToken extends ErrorClass<InvalidIntegrationToken>()(
   "InvalidIntegrationToken",
   400,
@@ -242,6 +244,13 @@ export class EventLimitExceeded extends ErrorClass<EventLimitExceeded>()(
   "event_limit_exceeded",
   Schema.Struct({ retry_after_seconds: Schema.Finite, limits: Schema.Unknown })
 ) {}
+/** The client address sent too many credentials that failed: it waits `retry_after_seconds` (also `Retry-After`). */
+export class TooManyFailedAuthentications extends ErrorClass<TooManyFailedAuthentications>()(
+  "TooManyFailedAuthentications",
+  429,
+  "too_many_failed_authentications",
+  Schema.Struct({ retry_after_seconds: Schema.Finite })
+) {}
 // 5xx
 export class Internal extends ErrorClass<Internal>()("Internal", 500, "internal") {}
 export class UpstreamError extends ErrorClass<UpstreamError>()(
@@ -255,7 +264,7 @@ export class UpstreamError extends ErrorClass<UpstreamError>()(
 ) {}
 
 /** What every endpoint can answer: the request pipeline's refusals (and `validation_failed` for a use case's invalid input). */
-export const requestErrors = [ValidationFailed, InvalidBody, PayloadTooLarge, Internal] as const
+export const requestErrors = [ValidationFailed, InvalidBody, InvalidJson, PayloadTooLarge, Internal] as const
 export class RouterIntegrationMissing extends ErrorClass<RouterIntegrationMissing>()(
   "RouterIntegrationMissing",
   409,

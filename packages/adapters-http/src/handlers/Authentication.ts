@@ -1,14 +1,17 @@
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import {
   InsufficientScope,
   Unauthenticated,
   type Principal,
+  type Scope,
   grants,
   Authentication,
 } from "@podium/domain/access"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpServerRequest } from "effect/http"
+import * as ApiErrors from "../api/Errors.ts"
 import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequestErrors, RequiredScope, SessionAuth } from "../api/Security.ts"
+import { FailedAuthentications } from "../auth/FailedAuthentications.ts"
 import { mapDomainErrors } from "./ErrorMapping.ts"
 
 const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
@@ -19,82 +22,116 @@ const apiTokenRefused = new Unauthenticated({
   message: "API tokens are not accepted here: this operation needs a signed-in user session"
 })
 
-/** Sessions act with every scope; API tokens must carry the scope the endpoint names. */
-const checkScope = (principal: Principal, endpoint: HttpApiEndpoint.Top) => {
-  const required = Context.getOrUndefined(endpoint.annotations, RequiredScope)
-  return required === undefined || principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, required)
-    ? Effect.succeed(principal)
-    : Effect.fail(new InsufficientScope({ required_scope: required }))
+/** What a request presents: its bearer credential and push token ("" when absent), and the client's address. */
+export interface Presented {
+  readonly bearer: string
+  readonly pushToken: string
+  readonly address: string | undefined
 }
 
-/** Runs the endpoint as `principal`, or answers 401/403 in the contract's shape. */
-const authenticated = <A, E, R, Refused extends Unauthenticated | InsufficientScope>(
-  principal: Effect.Effect<Principal, Refused>,
-  httpEffect: Effect.Effect<A, E, R>
-) =>
-  mapDomainErrors(principal).pipe(
-    Effect.flatMap((p) => Effect.provideService(httpEffect, CurrentPrincipal, p))
-  )
+/** The credentials a route takes: a bearer (API token or session), a session only, or a push token or a bearer. */
+export type Accepts = "bearer" | "session" | "push"
 
-/** `Authorization: Bearer`: an API token (`pod_…`, scope checked) or a signed-in session. */
-const bearer = (auth: Authentication["Service"]) =>
-<A, E, R>(
-  httpEffect: Effect.Effect<A, E, R>,
-  { credential, endpoint }: { readonly credential: Redacted.Redacted<string>; readonly endpoint: HttpApiEndpoint.Top }
-) =>
-  authenticated(
+/** Sessions act with every scope; API tokens must carry the scope the route names. */
+const checkScope = (principal: Principal, required: Scope | undefined) =>
+  required === undefined || principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, required)
+    ? Effect.succeed(principal)
+    : Effect.fail(new InsufficientScope({ required_scope: required }))
+
+/**
+ * Who the caller is, the one way the router and the front door decide it. An address over its
+ * failed credentials (FailedAuthentications) is answered 429 before anything is looked at. Every
+ * credential the request presents is verified, and any that fails is 401 even beside one that
+ * passes (and counts against the address; a missing credential does not). Who acts: on a push route
+ * the push token, else the bearer; elsewhere the bearer (a valid push token beside it is no
+ * credential of the route and changes nothing); the bearer's scope is checked last.
+ */
+export const makeAuthenticator = Effect.gen(function*() {
+  const auth = yield* Authentication
+  const failures = yield* FailedAuthentications
+
+  const admit = (address: string | undefined) =>
+    Effect.flatMap(failures.retryAfter(address), (seconds) =>
+      seconds === 0 ? Effect.void : Effect.fail(ApiErrors.apiError(
+        ApiErrors.TooManyFailedAuthentications,
+        `Too many failed credentials from this address: try again in ${seconds} s`,
+        { retry_after_seconds: seconds }
+      )))
+
+  const identify = ({ address, bearer, pushToken }: Presented, accepts: Accepts) =>
     Effect.gen(function*() {
-      const value = Redacted.value(credential)
-      if (value === "") return yield* missing
-      const principal = Authentication.isApiTokenSecret(value)
-        ? yield* auth.apiToken(credential)
-        : yield* auth.session(credential)
-      return yield* checkScope(principal, endpoint)
-    }),
-    httpEffect
-  )
+      const counted = (check: Effect.Effect<Principal, Unauthenticated>) => Effect.tapError(check, () => failures.record(address))
+      const byPushToken = pushToken === "" ? undefined : yield* counted(auth.pushToken(Redacted.make(pushToken)))
+      let byBearer: Principal | undefined
+      if (bearer !== "") {
+        const isApiToken = Authentication.isApiTokenSecret(bearer)
+        if (accepts === "session" && isApiToken) return yield* apiTokenRefused
+        byBearer = yield* counted(isApiToken ? auth.apiToken(Redacted.make(bearer)) : auth.session(Redacted.make(bearer)))
+      }
+      if (accepts === "push" && byPushToken !== undefined) return byPushToken
+      if (byBearer === undefined) return yield* accepts === "push" ? missingEither : missing
+      return byBearer
+    })
+
+  /** The caller of a route that takes `accepts`, with `scope` when the route names one. */
+  const authenticate = (presented: Presented, accepts: Accepts, scope?: Scope | undefined) =>
+    Effect.andThen(
+      admit(presented.address),
+      mapDomainErrors(Effect.flatMap(identify(presented, accepts), (principal) => checkScope(principal, scope)))
+    )
+
+  /** A session route's caller: never a scope to miss. */
+  const authenticateSession = (presented: Presented) =>
+    Effect.andThen(admit(presented.address), mapDomainErrors(identify(presented, "session")))
+
+  return { authenticate, authenticateSession }
+})
+
+/** The credentials of the request being routed, as the HttpApi decoded its bearer. */
+const presentedBy = (bearer: Redacted.Redacted<string>) =>
+  Effect.map(Effect.service(HttpServerRequest.HttpServerRequest), (request): Presented => ({
+    bearer: Redacted.value(bearer),
+    pushToken: request.headers["x-service-push-token"] ?? "",
+    address: Option.getOrUndefined(request.remoteAddress)
+  }))
+
+/** Runs the endpoint as the caller `principal` names, or answers 401/403/429 in the contract's shape. */
+const as = <A, E, R, E2>(principal: Effect.Effect<Principal, E2, HttpServerRequest.HttpServerRequest>, httpEffect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(principal, (p) => Effect.provideService(httpEffect, CurrentPrincipal, p))
+
+const requiredScope = (endpoint: HttpApiEndpoint.Top) => Context.getOrUndefined(endpoint.annotations, RequiredScope)
 
 export const layerAuthentication = Layer.mergeAll(
   Layer.succeed(RequestErrors, RequestErrors.of((httpEffect) => httpEffect)),
   Layer.effect(
     ApiTokenAuth,
     Effect.gen(function*() {
-      return ApiTokenAuth.of({ ApiToken: bearer(yield* Authentication) })
+      const { authenticate } = yield* makeAuthenticator
+      return ApiTokenAuth.of({
+        ApiToken: (httpEffect, { credential, endpoint }) =>
+          as(Effect.flatMap(presentedBy(credential), (presented) => authenticate(presented, "bearer", requiredScope(endpoint))), httpEffect)
+      })
     })
   ),
   Layer.effect(
     SessionAuth,
     Effect.gen(function*() {
-      const auth = yield* Authentication
+      const { authenticateSession } = yield* makeAuthenticator
       return SessionAuth.of({
-        Session: (httpEffect, { credential }) =>
-          authenticated(Effect.gen(function*() {
-            const value = Redacted.value(credential)
-            if (value === "") return yield* missing
-            if (Authentication.isApiTokenSecret(value)) return yield* apiTokenRefused
-            return yield* auth.session(credential)
-          }), httpEffect)
+        Session: (httpEffect, { credential }) => as(Effect.flatMap(presentedBy(credential), authenticateSession), httpEffect)
       })
     })
   ),
   Layer.effect(
     PushAuth,
     Effect.gen(function*() {
-      const auth = yield* Authentication
-      const pushToken = <A, E, R>(httpEffect: Effect.Effect<A, E, R>, credential: Redacted.Redacted<string>) =>
-        authenticated(Effect.gen(function*() {
-          if (Redacted.value(credential) === "") return yield* missingEither
-          return yield* auth.pushToken(credential)
-        }), httpEffect)
+      const { authenticate } = yield* makeAuthenticator
       return PushAuth.of({
-        PushToken: (httpEffect, { credential }) => pushToken(httpEffect, credential),
-        // Tried last, so its refusal is the answer: without a bearer token it judges the push token
-        // again, so a refused push token is answered as such rather than as a missing bearer.
-        ApiToken: (httpEffect, options) =>
-          Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
-            Redacted.value(options.credential) === ""
-              ? pushToken(httpEffect, Redacted.make(request.headers["x-service-push-token"] ?? ""))
-              : bearer(auth)(httpEffect, options))
+        // The HttpApi tries the schemes in order and answers with the last: the ApiToken side judges
+        // both headers at once, so each credential is looked at (and a failure counted) once.
+        PushToken: () => Effect.fail(ApiErrors.apiError(ApiErrors.Unauthorized, missingEither.message)),
+        ApiToken: (httpEffect, { credential, endpoint }) =>
+          as(Effect.flatMap(presentedBy(credential), (presented) => authenticate(presented, "push", requiredScope(endpoint))), httpEffect)
       })
     })
   )

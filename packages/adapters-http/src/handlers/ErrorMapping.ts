@@ -40,6 +40,11 @@ import type {
 import * as ApiErrors from "../api/Errors.ts"
 import { apiError } from "../api/Errors.ts"
 
+const requestParts = new Set<unknown>(["payload", "query", "params", "headers"])
+
+/** A use case names the field it refused; the contract's path also names the request part (the payload unless it says). */
+const issuePath = (path: ReadonlyArray<string | number>) => requestParts.has(path[0]) ? path : ["payload", ...path]
+
 /** Domain errors are not HTTP errors: this is the one place that decides their status and code. */
 export const toApiError = {
   Unauthenticated: (e: Unauthenticated) => Effect.fail(apiError(ApiErrors.Unauthorized, e.message)),
@@ -51,7 +56,7 @@ export const toApiError = {
   NotFound: (e: NotFound) => Effect.fail(apiError(ApiErrors.NotFound, `No ${e.resource} ${e.id}`)),
   InvalidInput: (e: InvalidInput) =>
     Effect.fail(apiError(ApiErrors.ValidationFailed, e.message, {
-      issues: [{ path: e.path, message: e.message }]
+      issues: [{ path: issuePath(e.path), message: e.message }]
     })),
   AlreadyMember: (e: AlreadyMember) =>
     Effect.fail(apiError(ApiErrors.AlreadyMember, `${e.email} is already a member of this workspace`)),

@@ -3,9 +3,9 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Authentication } from "@podium/domain/access"
 import { type ExportQuery, TraceExport, TraceSource } from "@podium/domain/inference"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import { bearerOf, type FrontRoute, makeFrontDoor } from "../FrontDoor.ts"
+import { type FrontRoute, makeFrontDoor } from "../FrontDoor.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
-import { requestIdOf } from "../RequestPipeline.ts"
+import { nosniff, requestIdOf } from "../RequestPipeline.ts"
 
 /** A UUID as the contract's `Schema.isUUID()` reads it (versions 1–8 and the RFC variant, nil, max). */
 const uuid = "(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}" +
@@ -89,11 +89,12 @@ export const makeFastExport = Effect.gen(function*() {
     const requestId = requestIdOf(typeof incomingId === "string" ? incomingId : undefined)
     const leaderboardId = matched[1] as LeaderboardId
     const exported = Effect.scoped(Effect.gen(function*() {
-      const principal = yield* mapDomainErrors(principalOf(bearerOf(headers.authorization), "leaderboards:read"))
+      const principal = yield* principalOf(request, "leaderboards:read")
       const { chunks, nextCursor } = yield* mapDomainErrors(exporter.lines(principal, leaderboardId, parsed.query))
       response.writeHead(200, {
         "content-type": contentTypes[parsed.format],
         ...(nextCursor === null ? {} : { "x-next-cursor": nextCursor }),
+        ...nosniff,
         "x-request-id": requestId
       })
       yield* Stream.runForEach(chunks, write(response))

@@ -4,9 +4,9 @@ import type { Authentication, Scope } from "@podium/domain/access"
 import { Inference } from "@podium/domain/inference"
 import { ModelInference } from "@podium/domain/models"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
-import { jsonBodyIssue } from "../RequestInput.ts"
-import { bearerOf, type FrontRoute, InvalidInput, makeFrontDoor } from "../FrontDoor.ts"
-import { maxBodyBytes, requestIdOf, validationFailedBody } from "../RequestPipeline.ts"
+import { jsonBodyIssue, utf8Text } from "../RequestInput.ts"
+import { type FrontRoute, InvalidInput, makeFrontDoor } from "../FrontDoor.ts"
+import { maxBodyBytes, notUtf8Body, requestIdOf, validationFailedBody } from "../RequestPipeline.ts"
 import { InferenceRequest } from "./InferenceApi.ts"
 
 type Target =
@@ -55,9 +55,9 @@ export const makeFastInference = Effect.gen(function*() {
   const run = Effect.runForkWith(context)
   const { failure, principalOf, send } = yield* makeFrontDoor
 
-  const serve = (target: Target, credential: string, text: string) =>
+  const serve = (target: Target, request: IncomingMessage, text: string) =>
     Effect.gen(function*() {
-      const principal = yield* mapDomainErrors(principalOf(credential, target.scope))
+      const principal = yield* principalOf(request, target.scope)
       let parsed: unknown
       if (text === "") parsed = undefined
       else {
@@ -119,12 +119,15 @@ export const makeFastInference = Effect.gen(function*() {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
     request.on("end", () => {
-      const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8")
+      const text = utf8Text(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+      if (text === undefined) {
+        return send(run, request, response, requestId, started, { status: 400, body: JSON.stringify(notUtf8Body) })
+      }
       const hostile = jsonBodyIssue(text)
       if (hostile !== undefined) {
         return send(run, request, response, requestId, started, { status: 400, body: JSON.stringify(validationFailedBody([hostile])) })
       }
-      const served = serve(target, bearerOf(headers.authorization), text).pipe(Effect.annotateLogs("request_id", requestId))
+      const served = serve(target, request, text).pipe(Effect.annotateLogs("request_id", requestId))
       const fiber = run(Effect.withSpan(served, "http.server POST", {
         kind: "server",
         captureStackTrace: false,
