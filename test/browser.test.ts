@@ -319,6 +319,10 @@ describe("workspace and datasets in the web app", () => {
     await link.waitFor()
     expect(await link.getAttribute("href")).toMatch(/invite_id=[0-9a-f-]{36}/)
     await page.getByRole("table", { name: "Invites" }).getByText("reviewer@example.com").waitFor()
+    // this server has no SMTP_URL: the mail was logged, not sent, and the page says so beside the link
+    await page.getByRole("table", { name: "Invites" }).getByRole("row", { name: /reviewer@example\.com/ }).getByText("logged, no SMTP").waitFor()
+    await page.getByRole("status").filter({ hasText: "logged, no SMTP" }).waitFor()
+    expect(await page.getByRole("status").textContent()).not.toMatch(/\bsent\b/)
     await expectAccessible(page, "the workspace page")
     await screenshot(page, "workspace")
     await page.getByRole("button", { name: "Revoke the invite of reviewer@example.com" }).click()

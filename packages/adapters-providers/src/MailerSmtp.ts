@@ -44,6 +44,7 @@ export const MailerSmtp = {
               }),
             catch: (error) => new MailFailed({ reason: reasonOf(error) })
           })
+          return "sent" as const
         })
 
         return Mailer.of({ send })

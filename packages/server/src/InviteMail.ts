@@ -15,7 +15,7 @@ export const InviteMailWorkflow = Workflow.make("InviteMail", {
 const attempt = (delivery: typeof InviteMailWorkflow.payloadSchema.Type, number: number) =>
   Activity.make({
     name: `send-${number}`,
-    success: Schema.Literals(["sent", "retry", "failed", "skipped"]),
+    success: Schema.Literals(["sent", "logged", "retry", "failed", "skipped"]),
     execute: InviteMail.attempt(delivery as InviteMail.Delivery, number)
   })
 

@@ -27,8 +27,9 @@ export const InviteView = Schema.Struct({
   accepted_at: NullableTimestamp,
   mail: Schema.Struct({
     status: MailStatus.annotate({
-      description: "`queued` until delivered (retried with backoff), `sent`, `failed` after the last attempt, " +
-        "or `skipped` when the invite stopped being pending first"
+      description: "`queued` until delivered (retried with backoff), `sent`, `logged` when the server has no " +
+        "SMTP_URL (the mail, accept link included, went to the server's log, not to the invitee: pass the link on), " +
+        "`failed` after the last attempt, or `skipped` when the invite stopped being pending first"
     }),
     attempts: Schema.Int,
     last_error: Schema.NullOr(Schema.String),

@@ -11,7 +11,7 @@ export type InviteStatus = typeof InviteStatus.Type
 /** How long an invite may wait for its first sign-in before it lapses. */
 export const inviteLifetime = Duration.days(7)
 
-export const MailStatus = Schema.Literals(["queued", "sent", "failed", "skipped"])
+export const MailStatus = Schema.Literals(["queued", "sent", "logged", "failed", "skipped"])
 export type MailStatus = typeof MailStatus.Type
 
 /** What every invite has, whatever its state. */
@@ -24,7 +24,7 @@ const inviteFields = {
   redirect_to: Schema.NullOr(Schema.String),
   created_at: Schema.DateTimeUtc,
   expires_at: Schema.DateTimeUtc,
-  /** Delivery of the invite mail: queued until sent, failed after the last attempt, skipped once moot. */
+  /** Delivery of the invite mail: queued until sent (or logged, without a mail server), failed after the last attempt, skipped once moot. */
   mail_status: MailStatus,
   mail_attempts: Schema.Int,
   mail_last_error: Schema.NullOr(Schema.String),

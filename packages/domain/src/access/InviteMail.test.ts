@@ -36,7 +36,8 @@ describe("invite mail delivery policy", () => {
   it("a failure stays queued until the last attempt, then fails; a success is sent", () => {
     expect(afterAttempt(1, { _tag: "Failed", reason: "busy" })).toEqual({ status: "queued", lastError: "busy" })
     expect(afterAttempt(maxAttempts, { _tag: "Failed", reason: "busy" })).toEqual({ status: "failed", lastError: "busy" })
-    expect(afterAttempt(maxAttempts, { _tag: "Sent" })).toEqual({ status: "sent", lastError: null })
+    expect(afterAttempt(maxAttempts, { _tag: "Delivered", status: "sent" })).toEqual({ status: "sent", lastError: null })
+    expect(afterAttempt(1, { _tag: "Delivered", status: "logged" })).toEqual({ status: "logged", lastError: null })
   })
 
   it("sends only while the invite can be accepted and was not sent yet", () => {
@@ -44,6 +45,7 @@ describe("invite mail delivery policy", () => {
     expect(worthSending(invite, DateTime.add(t0, { days: 8 }))).toBe(false)
     expect(worthSending(Result.getOrThrow(revoke(invite, t0)), t0)).toBe(false)
     expect(worthSending({ ...invite, mail_status: "sent" }, t0)).toBe(false)
+    expect(worthSending({ ...invite, mail_status: "logged" }, t0)).toBe(false)
   })
 
   it("the mail names the role, the link and the expiry", () => {
@@ -62,7 +64,7 @@ const deliver = <A>(failures: number, body: (sent: ReadonlyArray<Mail>) => Effec
   const mailer = Layer.succeed(Mailer, Mailer.of({
     send: (mail) =>
       Effect.suspend(() =>
-        ++sends <= failures ? Effect.fail(new MailFailed({ reason: `refused ${sends}` })) : Effect.sync(() => sent.push(mail))
+        ++sends <= failures ? Effect.fail(new MailFailed({ reason: `refused ${sends}` })) : Effect.sync(() => sent.push(mail)).pipe(Effect.as("sent" as const))
       )
   }))
   const links = Layer.succeed(Links, Links.of({ inviteAcceptUrl: (i) => `https://podium.test/?invite_id=${i.id}`, tracesUrl: () => "", datasetPushUrl: () => "", modelVersionInferenceUrl: () => "" }))

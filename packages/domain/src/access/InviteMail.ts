@@ -2,7 +2,7 @@ import { DateTime, Duration, Effect, Option } from "effect"
 import { type InviteId, Links, type WorkspaceId } from "../shared/index.ts"
 import { effectiveStatus, type Invite, type MailStatus } from "./Invite.ts"
 import { InviteRepository } from "./InviteRepository.ts"
-import { type Mail, Mailer } from "./Mailer.ts"
+import { type Delivered, type Mail, Mailer } from "./Mailer.ts"
 
 /**
  * Delivery policy for invite mails: up to `maxAttempts` tries, waiting 2 s, 4 s, 8 s, ... (at most
@@ -14,17 +14,20 @@ export const maxAttempts = 8
 export const backoff = (attempt: number): Duration.Duration =>
   Duration.min(Duration.seconds(2 ** attempt), Duration.minutes(10))
 
+/** Whether the mail has left (or, without a mail server, was logged): it is not tried again. */
+const delivered = (status: MailStatus): status is Delivered => status === "sent" || status === "logged"
+
 /** A mail is worth sending only while the invite can still be accepted. */
 export const worthSending = (invite: Invite, now: DateTime.Utc): boolean =>
-  effectiveStatus(invite, now) === "pending" && invite.mail_status !== "sent"
+  effectiveStatus(invite, now) === "pending" && !delivered(invite.mail_status)
 
 /** What an attempt leaves on the invite. */
 export const afterAttempt = (
   attempt: number,
-  outcome: { readonly _tag: "Sent" } | { readonly _tag: "Failed"; readonly reason: string }
+  outcome: { readonly _tag: "Delivered"; readonly status: Delivered } | { readonly _tag: "Failed"; readonly reason: string }
 ): { readonly status: MailStatus; readonly lastError: string | null } =>
-  outcome._tag === "Sent"
-    ? { status: "sent", lastError: null }
+  outcome._tag === "Delivered"
+    ? { status: outcome.status, lastError: null }
     : { status: attempt >= maxAttempts ? "failed" : "queued", lastError: outcome.reason }
 
 export const compose = (invite: Invite, acceptUrl: string): Mail => ({
@@ -43,7 +46,7 @@ export interface Delivery {
   readonly expires_at: string
 }
 
-export type AttemptResult = "sent" | "retry" | "failed" | "skipped"
+export type AttemptResult = Delivered | "retry" | "failed" | "skipped"
 
 /**
  * Attempt `number` (from 1) of a delivery: skips an invite that was refreshed, removed, already
@@ -58,7 +61,7 @@ export const attempt = Effect.fnUntraced(function*(delivery: Delivery, number: n
     return "skipped" as const // refreshed or gone: a newer delivery owns it
   }
   const invite = found.value
-  if (invite.mail_status === "sent") return "sent" as const
+  if (delivered(invite.mail_status)) return invite.mail_status
   if (!worthSending(invite, now)) {
     yield* invites.recordMail(invite.id, {
       status: "skipped",
@@ -71,7 +74,7 @@ export const attempt = Effect.fnUntraced(function*(delivery: Delivery, number: n
   const links = yield* Links
   const mailer = yield* Mailer
   const outcome = yield* mailer.send(compose(invite, links.inviteAcceptUrl(invite))).pipe(
-    Effect.as({ _tag: "Sent" } as const),
+    Effect.map((status) => ({ _tag: "Delivered", status }) as const),
     Effect.catchTag("MailFailed", (e) => Effect.succeed({ _tag: "Failed", reason: e.reason } as const))
   )
   const next = afterAttempt(number, outcome)

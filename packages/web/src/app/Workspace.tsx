@@ -1,7 +1,20 @@
+import type { MailStatus } from "@podium/domain/access"
 import type { InviteId, UserId, WorkspaceId } from "@podium/domain/shared"
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
 import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad, useWorkspace } from "./ui.tsx"
+
+/** An invite mail's status in words: `logged` means no mail server, so nobody received it. */
+const mailLabel = (status: MailStatus) => status === "logged" ? "logged, no SMTP" : status
+
+/** What became of the mail of the invite just made, beside its link. */
+const mailNote: Record<MailStatus, string> = {
+  queued: "its mail is on its way",
+  sent: "its mail was sent",
+  logged: "its mail was logged, no SMTP (pass the link on yourself)",
+  failed: "its mail failed (pass the link on yourself)",
+  skipped: "its mail was not sent"
+}
 
 /** Invites: who is invited, and the link they were mailed (also shown here to pass on by hand). */
 const Members = ({ call }: { readonly call: Caller }) => {
@@ -9,10 +22,18 @@ const Members = ({ call }: { readonly call: Caller }) => {
   const list = useLoad(() => call((c) => c.invites.list({ query: workspace })), [workspace.business_id])
   const [email, setEmail] = useState("")
   const [role, setRole] = useState<"member" | "admin">("member")
-  const [link, setLink] = useState<string | undefined>(undefined)
+  const [made, setMade] = useState<{ readonly id: InviteId; readonly link: string } | undefined>(undefined)
+  // a first delivery takes a moment: look again until none is waiting for it
+  const firstDelivery = list.value?.invites.some((i) => i.status === "pending" && i.mail.status === "queued" && i.mail.attempts === 0)
+  useEffect(() => {
+    if (firstDelivery !== true) return
+    const timer = setTimeout(list.reload, 1_000)
+    return () => clearTimeout(timer)
+  }, [list.value])
+  const madeMail = list.value?.invites.find((i) => i.id === made?.id)?.mail.status ?? "queued"
   const invite = useAction(async () => {
-    const made = await call((c) => c.invites.invite({ payload: { ...workspace, email: email.trim() as never, role } }))
-    setLink(made.accept_url)
+    const answer = await call((c) => c.invites.invite({ payload: { ...workspace, email: email.trim() as never, role } }))
+    setMade({ id: answer.invite.id, link: answer.accept_url })
     setEmail("")
     list.reload()
   })
@@ -56,7 +77,7 @@ const Members = ({ call }: { readonly call: Caller }) => {
                     <td>{i.email}</td>
                     <td>{i.role}</td>
                     <td>{i.status}</td>
-                    <td>{i.mail.status}{i.mail.last_error === null ? "" : ` (${i.mail.last_error})`}</td>
+                    <td>{mailLabel(i.mail.status)}{i.mail.last_error === null ? "" : ` (${i.mail.last_error})`}</td>
                     <td>{formatDate(i.expires_at)}</td>
                     <td>
                       {i.status === "pending" ? (
@@ -90,8 +111,8 @@ const Members = ({ call }: { readonly call: Caller }) => {
           </Field>
         </div>
         <Alert message={invite.error} />
-        {link === undefined ? null : (
-          <p class="note" role="status">Invite sent. Its link: <a href={link}>{link}</a></p>
+        {made === undefined ? null : (
+          <p class="note" role="status">Invite made: {mailNote[madeMail]}. Its link: <a href={made.link}>{made.link}</a></p>
         )}
         <button type="submit" disabled={invite.busy || email.trim() === ""}>Send invite</button>
       </form>
