@@ -68,6 +68,28 @@ describe("an invite is accepted only by an email the provider marks verified (em
   })
 })
 
+describe("SESSION_TRUSTED_EMAIL_ISSUERS: providers that send no email_verified", () => {
+  it("a listed issuer's email counts as verified when the claim is missing, never when it says otherwise", async () => {
+    const trusting = await startPodium({ SESSION_TRUSTED_EMAIL_ISSUERS: "https://other.example.com, https://id.example.com" })
+    try {
+      const boss = client(trusting, await session("trusting-owner"))
+      const business_id = (await boss((c) => c.invites.list({ query: {} }))).business_id
+      const joins = async (email: string, claims: Record<string, unknown>) => {
+        await boss((c) => c.invites.invite({ payload: { email, role: "admin", business_id } }))
+        const token = await signed({ sub: `trusting-${email}`, email, ...claims, iat: now(), exp: now() + hour })
+        return client(trusting, token)((c) => c.invites.list({ query: { business_id } })).then(() => true, () => false)
+      }
+      expect(await joins("listed@example.com", { iss: "https://id.example.com" })).toBe(true)
+      expect(await joins("unlisted@example.com", { iss: "https://elsewhere.example.com" })).toBe(false)
+      expect(await joins("no-issuer@example.com", {})).toBe(false)
+      expect(await joins("said-false@example.com", { iss: "https://id.example.com", email_verified: false })).toBe(false)
+      expect(await joins("said-string@example.com", { iss: "https://id.example.com", email_verified: "false" })).toBe(false)
+    } finally {
+      await trusting.stop()
+    }
+  })
+})
+
 describe("a session's lifetime", () => {
   it("refuses a session without exp", () => refused(signed({ sub: "no-exp", iat: now() }), /"exp"/))
   it("refuses a session without iat", () => refused(signed({ sub: "no-iat", exp: now() + hour }), /"iat"/))

@@ -207,8 +207,9 @@ export const layerServices = (config: PodiumConfig) =>
           Option.getOrUndefined(Option.map(oidc, ({ discover }) => () => discover().then((p) => p.jwks_uri))),
         issuer: Option.getOrUndefined(Option.orElse(config.sessionJwtIssuer, () => Option.map(oidc, (o) => o.issuer))),
         audience: Option.getOrUndefined(Option.orElse(config.sessionJwtAudience, () => Option.map(oidc, (o) => o.clientId))),
-        fetch: http.fetch
         maxAgeSeconds: config.sessionMaxAge,
+        trustedEmailIssuers: config.sessionTrustedEmailIssuers,
+        fetch: http.fetch
       })
     }))
     const repositories = Layer.mergeAll(

@@ -47,6 +47,11 @@ export const PodiumConfig = Config.all({
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 60, maximum: 31_536_000 })),
     "SESSION_MAX_AGE"
   ).pipe(Config.withDefault(86_400)),
+  /** Comma-separated issuers (`iss`) whose sessions' emails count as verified when they send no `email_verified`. */
+  sessionTrustedEmailIssuers: Config.String("SESSION_TRUSTED_EMAIL_ISSUERS").pipe(
+    Config.map((issuers) => issuers.split(",").map((i) => i.trim()).filter((i) => i !== "")),
+    Config.withDefault<ReadonlyArray<string>>([])
+  ),
   oidcIssuer: optionalUrl("OIDC_ISSUER"),
   oidcClientId: Config.option(Config.String("OIDC_CLIENT_ID")),
   secretsKey: Config.option(Config.schema(SecretsKey, "SECRETS_KEY")),

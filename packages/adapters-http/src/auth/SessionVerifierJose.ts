@@ -17,6 +17,8 @@ export interface SessionVerifierOptions {
   readonly audience?: string | undefined
   /** The longest a session may last, `exp` - `iat` (SESSION_MAX_AGE); 24 hours when unset. */
   readonly maxAgeSeconds?: number | undefined
+  /** Issuers whose emails count as verified when their sessions send no `email_verified` at all. */
+  readonly trustedEmailIssuers?: ReadonlyArray<string> | undefined
 }
 
 /** How far apart our clock and the identity provider's may be, for `exp`, `nbf` and `iat`. */
@@ -29,7 +31,7 @@ const refuse = (reason: string) => new Unauthenticated({ message: `Invalid sessi
  * The claims we use, or why the session is refused. jose has checked the signature, that `exp` and
  * `iat` are there, and `exp` and `nbf` against `nowSeconds`.
  */
-const claimsOf = (payload: JWTPayload, maxAge: number, nowSeconds: number) => {
+const claimsOf = (payload: JWTPayload, maxAge: number, trustedEmailIssuers: ReadonlyArray<string>, nowSeconds: number) => {
   if (typeof payload.sub !== "string" || payload.sub.length === 0) return Effect.fail(refuse("the sub claim is missing"))
   if (payload.iat! > nowSeconds + sessionClockSkewSeconds) return Effect.fail(refuse(`the "iat" claim is in the future`))
   if (payload.exp! - payload.iat! > maxAge) {
@@ -40,8 +42,11 @@ const claimsOf = (payload: JWTPayload, maxAge: number, nowSeconds: number) => {
     if (text !== null && !isStorableText(text)) return Effect.fail(refuse(`the ${claim} claim holds U+0000 or a lone surrogate`))
   }
   // an address counts as the person's only when the provider says so, as a JSON true: a string,
-  // a number, null or no claim at all would let whoever typed the address take its invites
-  return Effect.succeed({ subject: payload.sub, email, emailVerified: payload["email_verified"] === true })
+  // a number, null or no claim at all would let whoever typed the address take its invites; unless
+  // the operator vouches for a provider that never sends the claim
+  const verified = payload["email_verified"] === true ||
+    (payload["email_verified"] === undefined && payload.iss !== undefined && trustedEmailIssuers.includes(payload.iss))
+  return Effect.succeed({ subject: payload.sub, email, emailVerified: verified })
 }
 
 /**
@@ -52,6 +57,7 @@ const claimsOf = (payload: JWTPayload, maxAge: number, nowSeconds: number) => {
  */
 export const makeSessionVerifier = (options: SessionVerifierOptions) => {
   const maxAge = options.maxAgeSeconds ?? defaultSessionMaxAgeSeconds
+  const trustedEmailIssuers = options.trustedEmailIssuers ?? []
   const times = (now: Date) => ({ requiredClaims: ["exp", "iat"], clockTolerance: sessionClockSkewSeconds, currentDate: now })
   const verifyWith: (token: string, now: Date) => Promise<JWTPayload> = options.secret !== undefined
     ? (() => {
@@ -92,7 +98,7 @@ export const makeSessionVerifier = (options: SessionVerifierOptions) => {
         Effect.tryPromise({
           try: () => verifyWith(Redacted.value(token), new Date(now)),
           catch: (cause) => refuse(cause instanceof Error ? cause.message : "verification failed")
-        }).pipe(Effect.flatMap((payload) => claimsOf(payload, maxAge, Math.floor(now / 1000)))))
+        }).pipe(Effect.flatMap((payload) => claimsOf(payload, maxAge, trustedEmailIssuers, Math.floor(now / 1000)))))
   })
 }
 
