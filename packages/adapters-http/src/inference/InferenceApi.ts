@@ -44,7 +44,8 @@ const endpoint = <const Name extends string, const Path extends `/${string}`>(na
       "`model_prompt` templates the user message (`{input}` is replaced; without it the input follows a blank " +
       "line). `stream: true` is 400 `streaming_unsupported`. A failing candidate is 502 `upstream_error` naming " +
       "it (a redirect it answers with is not followed). Every call, success or failure, is recorded as a trace with source `inference`. An API token with a " +
-      "budget reserves an upper bound of the call's cost first (output capped at max_tokens, else BUDGET_DEFAULT_MAX_TOKENS; an unpriced call runs alone); when its spend has reached the budget the call is 429 " +
+      "budget reserves an upper bound of the call's cost first (output capped at max_tokens, else BUDGET_DEFAULT_MAX_TOKENS; an unpriced call runs alone, and so does a call through a candidate whose price the token has not yet " +
+      "seen kept: none has settled within its reservation, or one settled above it); when its spend has reached the budget the call is 429 " +
       "`budget_exceeded` with `Retry-After` (seconds until the budget resets). Instances serve from copies of " +
       "the token and leaderboard that Postgres change notifications keep current: a change made on another " +
       "instance applies within milliseconds."

@@ -21,8 +21,8 @@ export const utf8Bytes = (text: string): number => {
     const c = text.charCodeAt(i)
     if (c < 0x80) bytes += 1
     else if (c < 0x800) bytes += 2
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1)
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1) // NaN past the end, so a high surrogate there counts alone
       if (next >= 0xdc00 && next <= 0xdfff) {
         bytes += 4
         i++

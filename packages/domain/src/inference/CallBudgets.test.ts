@@ -77,9 +77,11 @@ describe("CallBudgets", () => {
       yield* settle(first, 0.5)
       const second = held(yield* reserve(token, priced(0.6)))
       // 0.5 settled and 0.6 held
-      expect(yield* Effect.flip(reserve(token, priced(0.1)))).toEqual(
+      const exceeded = yield* Effect.flip(reserve(token, priced(0.1)))
+      expect(exceeded).toEqual(
         new BudgetExceeded({ token_id: token.token.id, budget_limit: 1, spent_usd: 1.1, retry_after_seconds: 8.5 * 3600 })
       )
+      expect(exceeded._tag).toBe("BudgetExceeded") // what the HTTP adapter maps to 429
       expect(yield* Effect.flip(reserve(token, unpriced))).toMatchObject({ spent_usd: 1.1 })
       yield* settle(second, 0.2)
       held(yield* reserve(token, priced(0.1)))

@@ -16,9 +16,8 @@ const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(100))))
 )
 
-class LedgerBusy {
-  readonly _tag = "LedgerBusy"
-}
+/** The ledger's Busy as a failure, so `Effect.retry` asks again. */
+class LedgerBusy {}
 
 /**
  * API tokens' budgets around a paid call, for every inference path (leaderboards and models):
@@ -35,7 +34,10 @@ export class CallBudgets extends Context.Service<CallBudgets, {
     subject: string
   ) => Effect.Effect<Option.Option<string>, BudgetExceeded>
   readonly settle: (reservation: Option.Option<string>, cost: number | null) => Effect.Effect<void>
-}>()("@podium/domain/inference/CallBudgets") {
+}>()(
+  // Stryker disable next-line StringLiteral: equivalent, a service's key only has to be unique
+  "@podium/domain/inference/CallBudgets"
+) {
   static readonly layer = Layer.effect(
     CallBudgets,
     Effect.gen(function*() {
