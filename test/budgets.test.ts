@@ -119,7 +119,8 @@ describe("token budgets", () => {
  * An upstream that bills what a real one would: prompt tokens at most the UTF-8 bytes sent, and as
  * many output tokens as it is allowed (100,000 when the call sets no max_tokens). The model name
  * picks how it bills: `reports-cost` reports a cost of 0.5 and `bills-9` one of 9 (`usage.cost`),
- * `ignores-max-tokens` bills 1,000,000 output tokens whatever the call allowed. `/router/models` is
+ * `ignores-max-tokens` bills 1,000,000 output tokens whatever the call allowed, `reports-nothing`
+ * answers without usage. `/router/models` is
  * the router's price catalogue. Each answer is held a moment, so calls let run side by side overlap.
  */
 const routerPrices = { prompt: "0.000001", completion: "0.00002" } // $1 and $20 per million tokens
@@ -136,7 +137,8 @@ const billing = loopbackFake(async (path, body) => {
   const usage: Record<string, number> = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
   if (body.model === "reports-cost") usage.cost = 0.5
   if (body.model === "bills-9") usage.cost = 9
-  return { id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" } }], usage }
+  const answer = { id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "ok" } }] }
+  return body.model === "reports-nothing" ? answer : { ...answer, usage }
 })
 
 describe("spend never exceeds the limit by more than one call's cost (50 parallel calls each)", () => {
@@ -180,15 +182,23 @@ describe("spend never exceeds the limit by more than one call's cost (50 paralle
     return { spent: Number(spend!["settled"]), largest: Number(largest!["usd"]) }
   }
 
-  /** 50 parallel calls of a new token with a budget of `limit` on a leaderboard served by `candidate`. */
-  const scenario = async (candidate: NewCandidate, limit: number, payload: typeof InferenceRequest.Type = { input: "hi" }) => {
+  /**
+   * 50 parallel calls of a new token with a budget of `limit` on a leaderboard served by `candidate`;
+   * `charged` is what one call is charged when its trace knows no cost.
+   */
+  const scenario = async (
+    candidate: NewCandidate,
+    limit: number,
+    payload: typeof InferenceRequest.Type = { input: "hi" },
+    charged = 0
+  ) => {
     const { id } = await servingLeaderboard(owner2.api, candidate, aLeaderboard({ name: "s" }))
     const { token, api: serving } = await inferenceToken(owner2, { name: "b", budget_limit: limit }, podium2)
     load.max = 0
     const { ok, refused } = await together(50, () => infer(id, serving, payload))
     for (const r of refused) expect(r.status, r.text).toBe(429)
     const { largest, spent } = await settledSpend(token.id)
-    expect(spent).toBeLessThanOrEqual(limit + largest)
+    expect(spent).toBeLessThanOrEqual(limit + Math.max(largest, charged))
     return { ok, spent, largest, overlap: load.max }
   }
   const custom = (model_name: string, prices: Partial<NewCandidate> = {}): NewCandidate => ({
@@ -231,6 +241,14 @@ describe("spend never exceeds the limit by more than one call's cost (50 paralle
     expect(largest).toBeGreaterThan(9.8)
     expect(ok).toBe(2)
     expect(spent).toBe(2 * largest)
+  })
+
+  it("a priced candidate whose upstream reports no usage: each call is charged its reservation, the most it may have cost", async () => {
+    const priced = { input_price_per_m_tokens: 1, output_price_per_m_tokens: 1_000_000 } // $1 per output token
+    const oneCall = 4 + (2 + 4 + 16) / 1e6 // 4 output tokens, "hi" and "user" and the message allowance
+    const { ok, spent } = await scenario(custom("reports-nothing", priced), 10, { input: "hi", max_tokens: 4 }, oneCall)
+    expect(ok).toBe(3) // 0, 4 and 8 are below 10 whether the calls overlap or not
+    expect(spent).toBeCloseTo(3 * oneCall, 9)
   })
 
   it("a router candidate without prices takes them from the router catalogue", async () => {

@@ -1,7 +1,7 @@
 import { DateTime } from "effect"
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { boundCall, messageAllowanceTokens, priceSubject, retryAfterSeconds, utf8Bytes, windowOf } from "./Budget.ts"
+import { boundCall, chargeOf, messageAllowanceTokens, priceSubject, retryAfterSeconds, utf8Bytes, windowOf } from "./Budget.ts"
 
 const now = DateTime.makeUnsafe("2026-11-18T15:30:00.000Z")
 
@@ -116,5 +116,15 @@ describe("budgets", () => {
       priceSubject("candidate 1", { input: null, output: 2 })
     ]
     expect(new Set([subject, ...others]).size).toBe(6)
+  })
+
+  it("a completed call is charged what it reported; a priced one that reported nothing, its bound; an unpriced one, nothing known", () => {
+    const bounded = { _tag: "Bounded", amount: 0.25, maxTokens: 10 } as const
+    const unbounded = { _tag: "Unbounded", maxTokens: 10 } as const
+    expect(chargeOf(bounded, 9)).toBe(9)
+    expect(chargeOf(bounded, 0)).toBe(0)
+    expect(chargeOf(bounded, null)).toBe(0.25)
+    expect(chargeOf(unbounded, 0.5)).toBe(0.5)
+    expect(chargeOf(unbounded, null)).toBe(null)
   })
 })

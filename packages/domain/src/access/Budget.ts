@@ -70,6 +70,15 @@ export const boundCall = (
   return { _tag: "Bounded", amount: (input * prices.input + output * prices.output) / 1_000_000, maxTokens: output }
 }
 
+/**
+ * What a completed budgeted call is charged: the cost the upstream reported or its usage priced;
+ * else, for a priced call, its bound (the most it may have cost, so an upstream that reports no
+ * usage cannot make its calls free); null (unknown, nothing charged) only for an unpriced call
+ * that reports nothing.
+ */
+export const chargeOf = (bound: CallBound, cost: number | null): number | null =>
+  cost ?? (bound._tag === "Bounded" ? bound.amount : null)
+
 export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("BudgetExceeded", {
   token_id: Schema.String,
   budget_limit: Schema.Number,

@@ -9,7 +9,7 @@ import {
 } from "../leaderboards/index.ts"
 import { type InvalidInput, type NotFound, hotSpan, IdGenerator } from "../shared/index.ts"
 import { NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
-import { type BudgetExceeded, boundCall, type Prices, priceSubject, type Principal } from "../access/index.ts"
+import { type BudgetExceeded, boundCall, chargeOf, type Prices, priceSubject, type Principal } from "../access/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
 import { type ChatCompletion, ChatProvider, type ChatProviderFailed, type ChatRequest } from "./ChatProvider.ts"
 import { BudgetDefaultMaxTokens, PriceCatalogue } from "./PriceCatalogue.ts"
@@ -130,7 +130,7 @@ export class Inference extends Context.Service<Inference, {
             token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
             created_at: yield* DateTime.now
           } as const
-          yield* settle(reservation, result._tag === "Success" ? result.success.costUsd : null)
+          yield* settle(reservation, result._tag === "Success" ? chargeOf(bound, result.success.costUsd) : null)
           if (result._tag === "Failure") {
             const failure = result.failure
             yield* traces.record({

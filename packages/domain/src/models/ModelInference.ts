@@ -1,5 +1,5 @@
 import { Context, DateTime, Effect, Layer, Option, Result, Semaphore } from "effect"
-import { type BudgetExceeded, boundCall, priceSubject, type Principal, visibleMembership } from "../access/index.ts"
+import { type BudgetExceeded, boundCall, chargeOf, priceSubject, type Principal, visibleMembership } from "../access/index.ts"
 import {
   CallBudgets,
   type ChatCompletion,
@@ -299,7 +299,7 @@ export class ModelInference extends Context.Service<ModelInference, {
           const reservation = yield* restore(budgets.reserve(principal, bound, priceSubject(`model version ${version.id}`, prices)))
           const called = yield* calls.call(chosen, exchange)
           const { result, timestamp } = called
-          yield* budgets.settle(reservation, result._tag === "Success" ? result.success.costUsd : null)
+          yield* budgets.settle(reservation, result._tag === "Success" ? chargeOf(bound, result.success.costUsd) : null)
           const messageId = yield* ids.next
           const traceId = model.leaderboard_ids.length > 0 ? yield* ids.next : null
           const input = messages.findLast((m) => m.role === "user")?.content ?? null
