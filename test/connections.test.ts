@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { connect, type Socket } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { session } from "./support/Podium.ts"
@@ -34,6 +35,28 @@ const closedByServer = (socket: Socket) =>
     })
   })
 
+/**
+ * Connections the server still holds on its port: the kernel's TCP table rows (Linux) whose local
+ * port is the server's, that are not the listener, and that a process still owns (inode not 0).
+ * The server runs in this process, so only its own sockets have that local port.
+ */
+const heldByServer = () => {
+  let held = 0
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = ""
+    try {
+      text = readFileSync(table, "utf8")
+    } catch {
+      continue
+    }
+    for (const row of text.trim().split("\n").slice(1)) {
+      const [, local = "", , state, , , , , , inode] = row.trim().split(/\s+/)
+      if (parseInt(local.split(":")[1] ?? "", 16) === port && state !== "0A" && inode !== "0") held++
+    }
+  }
+  return held
+}
+
 const open = () =>
   new Promise<Socket>((resolve, reject) => {
     const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: true }, () => resolve(socket))
@@ -48,6 +71,16 @@ describe("connections", () => {
     for (const answer of answers) if (answer !== "") expect(answer).toMatch(/^HTTP\/1\.1 408[^]*"request_timeout"/)
     // and the server still serves
     expect((await podium.request("GET", "/healthz")).status).toBe(200)
+  }, 30_000)
+
+  it("nor held half-open for clients that never read nor close", async () => {
+    const sockets = await Promise.all(Array.from({ length: 50 }, open)) // paused: they read nothing
+    const poll = async (until: () => boolean) => {
+      while (!until()) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    await poll(() => heldByServer() >= 50) // accepted
+    await poll(() => heldByServer() === 0) // and let go
+    for (const socket of sockets) socket.destroy()
   }, 30_000)
 
   it("an idle keep-alive connection is closed after the keep-alive time", async () => {

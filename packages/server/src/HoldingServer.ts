@@ -4,7 +4,8 @@ import type { Duplex } from "node:stream"
 /**
  * What Node answers itself, before any request reaches the application (headers too large, a
  * request that timed out, bytes that are not HTTP), with the contract's JSON error body instead of
- * Node's empty one.
+ * Node's empty one. The connection is then closed for good once the answer is out: ending only our
+ * side would leave the socket open for as long as a client that never reads or closes keeps its own.
  */
 const answerClientError = (error: Error & { readonly code?: string }, socket: Duplex) => {
   if (!socket.writable || (error.code === "ECONNRESET")) return socket.destroy()
@@ -16,7 +17,8 @@ const answerClientError = (error: Error & { readonly code?: string }, socket: Du
   const body = JSON.stringify({ error: { code, message } })
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`
+      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy()
   )
 }
 
