@@ -67,8 +67,8 @@ export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provid
 
 /**
  * Dataset push routes: the leaderboard's push token, or an API token with the scope. The schemes are
- * tried in this order and the last refusal is the answer, so the ApiToken side also speaks for a
- * push token that was refused (see Authentication).
+ * tried in this order and the last refusal is the answer, so the ApiToken side judges both headers
+ * at once: each presented credential must pass (see Authentication).
  */
 export class PushAuth extends HttpApiMiddleware.Service<PushAuth, { provides: CurrentPrincipal }>()(
   "@podium/adapters-http/api/Security/PushAuth",
