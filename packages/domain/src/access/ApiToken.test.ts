@@ -1,7 +1,9 @@
 import { DateTime, Option } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { budgetWindowEnd, budgetWindowStart, expiryFor, shouldRecordUse, statusAt } from "./ApiToken.ts"
+import type { TokenId, UserId, WorkspaceId } from "../shared/index.ts"
+import { budgetWindowEnd, budgetWindowStart, expiryFor, issue, shouldRecordUse, statusAt } from "./ApiToken.ts"
+import { Scopes } from "./Scope.ts"
 
 const now = DateTime.makeUnsafe("2026-11-18T15:30:00.000Z") // a Wednesday
 
@@ -19,6 +21,47 @@ describe("token expiry and status", () => {
     expect(statusAt({ revoked_at: null, expires_at: expiresAt }, expiresAt)).toBe("expired")
     expect(statusAt({ revoked_at: now, expires_at: expiresAt }, DateTime.add(now, { days: 1 }))).toBe("revoked")
     expect(statusAt({ revoked_at: null, expires_at: null }, DateTime.add(now, { days: 9999 }))).toBe("active")
+  })
+})
+
+describe("issuing a token", () => {
+  const issued = {
+    id: "00000000-0000-4000-8000-000000000001" as TokenId,
+    workspaceId: "00000000-0000-4000-8000-000000000002" as WorkspaceId,
+    displayPrefix: "pod_abcd",
+    createdBy: "00000000-0000-4000-8000-000000000003" as UserId,
+    now
+  }
+
+  it("omitted fields mean every scope, no expiry and no budget", () => {
+    const token = issue({ name: "ci" }, issued)
+    expect(token).toMatchObject({
+      id: issued.id,
+      workspace_id: issued.workspaceId,
+      name: "ci",
+      display_prefix: "pod_abcd",
+      scopes: Scopes,
+      expires_at: null,
+      budget_limit: null,
+      budget_reset_interval: null,
+      created_by: issued.createdBy,
+      created_at: now,
+      last_used_at: null,
+      revoked_at: null
+    })
+    expect(statusAt(token, now)).toBe("active")
+  })
+
+  it("keeps what the request names, duplicate scopes folded, expiry counted from now", () => {
+    const token = issue({
+      name: "reader",
+      scopes: ["models:read", "leaderboards:read", "models:read"],
+      expires_in: "1d",
+      budget_limit: 0,
+      budget_reset_interval: "weekly"
+    }, issued)
+    expect([token.scopes, token.expires_at, token.budget_limit, token.budget_reset_interval])
+      .toEqual([["models:read", "leaderboards:read"], DateTime.add(now, { days: 1 }), 0, "weekly"])
   })
 })
 

@@ -35,6 +35,12 @@ describe("invite lifecycle", () => {
     expect(Result.isFailure(revoke(accepted, at(2)))).toBe(true)
   })
 
+  it("an accepted or revoked invite keeps its status past the pending invite's expiry", () => {
+    const late = at(400)
+    expect(effectiveStatus(Result.getOrThrow(accept(pending, user, at(1))), late)).toBe("accepted")
+    expect(effectiveStatus(Result.getOrThrow(revoke(pending, at(1))), late)).toBe("revoked")
+  })
+
   it("an overdue invite can be neither accepted nor revoked", () => {
     expect(Result.isFailure(accept(pending, user, at(200)))).toBe(true)
     expect(Result.isFailure(revoke(pending, at(200)))).toBe(true)

@@ -213,6 +213,111 @@ describe("the human case lifecycle", () => {
   })
 })
 
+describe("the case's transitions at their boundaries", () => {
+  const t1 = DateTime.add(t0, { seconds: 1 })
+  const t2 = DateTime.add(t0, { seconds: 2 })
+  const t3 = DateTime.add(t0, { seconds: 3 })
+  const claimed = (claimId: string) =>
+    Result.getOrThrow(claim(draft(), { configuration, claimId, slots: slotsFor(candidates, responseIds, [2, 0, 1]) }, t1))
+  const slotsOf = (c: HumanCase) => (c.stage._tag === "Generating" ? c.stage.slots : [])
+  const generatedBy = (claimId: string) => {
+    const generating = claimed(claimId)
+    return Result.getOrThrow(complete(generating, { claimId, responses: answered(slotsOf(generating), new Set([1])) }, t2))
+  }
+
+  it("a generation under a stale claim is refused, before and after the case is generated", () => {
+    const generating = claimed("current")
+    const responses = answered(slotsOf(generating), new Set())
+    expect(failureOf(complete(generating, { claimId: "stale", responses }, t2))).toMatchObject({ _tag: "ImmutableCase" })
+    // the claim's own generation, once; a second completion of it finds the case generated
+    const generated = Result.getOrThrow(complete(generating, { claimId: "current", responses }, t2))
+    expect(failureOf(complete(generated, { claimId: "current", responses }, t3))).toMatchObject({ _tag: "ImmutableCase" })
+    expect(failureOf(complete(draft(), { claimId: "current", responses }, t2))).toMatchObject({ _tag: "ImmutableCase" })
+  })
+
+  it("a generation answers the claimed slots one for one, and is stored in the slots' order", () => {
+    const generating = claimed("k")
+    const slots = slotsOf(generating)
+    const responses = answered(slots, new Set())
+    const refused = (rs: ReadonlyArray<CaseResponse>) => failureOf(complete(generating, { claimId: "k", responses: rs }, t2))
+    expect(refused(responses.slice(1))).toMatchObject({
+      _tag: "InvalidInput",
+      message: "responses must answer the claimed slots one for one",
+      path: ["responses"]
+    })
+    expect(refused([...responses, responses[0]!])).toMatchObject({ _tag: "InvalidInput" })
+    expect(refused([responses[0]!, responses[0]!, responses[2]!])).toMatchObject({ _tag: "InvalidInput" })
+    // the right candidate under another response id, and the right response id answered by another candidate
+    expect(refused([responses[0]!, { ...responses[1]!, response_id: uuid(999) as ResponseId }, responses[2]!]))
+      .toMatchObject({ _tag: "InvalidInput" })
+    expect(refused([responses[0]!, { ...responses[1]!, candidate_id: responses[2]!.candidate_id }, responses[2]!]))
+      .toMatchObject({ _tag: "InvalidInput" })
+    const generated = Result.getOrThrow(complete(generating, { claimId: "k", responses: [...responses].reverse() }, t2))
+    expect(generated.stage).toMatchObject({ _tag: "Generated", generated_at: t2, responses, revealed_at: null, review: { _tag: "Unreviewed" } })
+    expect([generated.revision, generated.updated_at]).toEqual([generating.revision + 1, t2])
+  })
+
+  it("a claim holds its id, time and slots", () => {
+    const generating = claimed("k")
+    expect(generating.stage).toEqual({ _tag: "Generating", claim_id: "k", claimed_at: t1, slots: slotsFor(candidates, responseIds, [2, 0, 1]) })
+    expect([generating.revision, generating.updated_at]).toEqual([2, t1])
+  })
+
+  it("a configuration sets the prompt, null restoring the base prompt, within its limit and at the current revision only", () => {
+    const c = draft()
+    const save = (on: HumanCase, revision: number, prompt_override: string | null) =>
+      saveConfig(on, { revision, prompt_override, basePrompt: "Base." }, t1)
+    const overridden = Result.getOrThrow(save(c, 1, "Override."))
+    expect([overridden.prompt, overridden.prompt_override, overridden.revision, overridden.updated_at]).toEqual(["Override.", "Override.", 2, t1])
+    const restored = Result.getOrThrow(save(overridden, 2, null))
+    expect([restored.prompt, restored.prompt_override]).toEqual(["Base.", null])
+    expect(Result.isSuccess(save(c, 1, "x".repeat(32_000)))).toBe(true)
+    expect(failureOf(save(c, 1, "x".repeat(32_001)))).toMatchObject({ _tag: "InvalidInput", path: ["prompt_override"] })
+    for (const stale of [0, 2]) expect(failureOf(save(c, stale, null))).toMatchObject({ _tag: "StaleRevision", revision: stale, current_revision: 1 })
+  })
+
+  it("a review is saved at the current revision only, its texts within their limits", () => {
+    const generated = generatedBy("k")
+    const save = (revision: number, review: Partial<{ reference: string; notes: string }>) =>
+      saveReview(generated, { revision, confirm: false, review: { verdicts: {}, reference: "", notes: "", ...review } }, t3)
+    expect(generated.revision).toBe(3)
+    for (const stale of [2, 4]) expect(failureOf(save(stale, {}))).toMatchObject({ _tag: "StaleRevision", revision: stale, current_revision: 3 })
+    expect(Result.isSuccess(save(3, { reference: "x".repeat(32_000), notes: "x".repeat(8_000) }))).toBe(true)
+    expect(failureOf(save(3, { notes: "x".repeat(8_001) }))).toMatchObject({ _tag: "InvalidInput", path: ["review.notes"] })
+    expect(failureOf(saveReview(claimed("k"), { revision: 2, confirm: false, review: { verdicts: {}, reference: "", notes: "" } }, t3)))
+      .toMatchObject({ _tag: "GenerationInProgress" })
+  })
+
+  it("a refused verdict says why and names the responses", () => {
+    const generated = generatedBy("k")
+    const review = (verdicts: Record<string, "correct">, confirm: boolean) =>
+      failureOf(saveReview(generated, { revision: 3, confirm, review: { verdicts, reference: "", notes: "" } }, t3))
+    expect(review({ [uuid(999)]: "correct" }, false)).toMatchObject({
+      _tag: "InvalidVerdicts",
+      message: "Verdicts may only name succeeded responses of this case",
+      response_ids: [uuid(999)]
+    })
+    expect(review({ [responseIds[0]!]: "correct" }, true)).toMatchObject({
+      _tag: "InvalidVerdicts",
+      message: "To confirm, every succeeded response needs a verdict",
+      response_ids: [responseIds[2]]
+    })
+  })
+
+  it("a draft review keeps the models hidden; the first confirmation reveals them for good", () => {
+    const generated = generatedBy("k")
+    const verdicts = { [responseIds[0]!]: "correct" as const, [responseIds[2]!]: "incorrect" as const }
+    const review = (c: HumanCase, confirm: boolean, now: DateTime.Utc) =>
+      Result.getOrThrow(saveReview(c, { revision: c.revision, confirm, review: { verdicts, reference: "r", notes: "n" } }, now))
+    const drafted = review(generated, false, t1)
+    expect(drafted.stage).toMatchObject({ revealed_at: null, review: { _tag: "DraftReview", saved_at: t1, verdicts, reference: "r", notes: "n" } })
+    const confirmed = review(drafted, true, t2)
+    expect(confirmed.stage).toMatchObject({ revealed_at: t2, review: { _tag: "Confirmed", confirmed_at: t2, verdicts } })
+    expect(review(confirmed, true, t3).stage).toMatchObject({ revealed_at: t2, review: { confirmed_at: t3 } })
+    expect(review(confirmed, false, t3).stage).toMatchObject({ revealed_at: t2, review: { _tag: "DraftReview" } })
+  })
+})
+
 describe("the reviewer's view of a case", () => {
   const generating = Result.getOrThrow(claim(draft(), { configuration, claimId: "k", slots: slotsFor(candidates, responseIds, [0, 1, 2]) }, t0))
   const slots = generating.stage._tag === "Generating" ? generating.stage.slots : []

@@ -45,6 +45,16 @@ describe("human ranking, by example", () => {
     expect(winner(ranking)).toBe(null)
   })
 
+  it("equal ranks are ordered by name, then by id, whatever the input order", () => {
+    const candidates = [{ id: "z", name: "Cat" }, { id: "y", name: "Bob" }, { id: "x2", name: "Amy" }, { id: "x1", name: "Amy" }]
+    const ranking = rank(candidates, [confirmed(...candidates.map((c) => answer(c.id, "correct")))])
+    expect(ranking.rows.map((r) => r.leaderboard_model_id)).toEqual(["x1", "x2", "y", "z"])
+  })
+
+  it("without candidates no case is comparable", () => {
+    expect(rank([], [confirmed(answer("a", "correct"))])).toMatchObject({ confirmed: 1, comparable: 0, rows: [], common_rows: [] })
+  })
+
   it("the Wilson 95% interval of 8/10 is about [0.490, 0.943]", () => {
     const interval = wilson(8, 10)!
     expect(interval.low).toBeCloseTo(0.4902, 4)

@@ -38,6 +38,32 @@ describe("scheduleOf", () => {
     const result = scheduleOf(input, now)
     expect(Result.isFailure(result) && result.failure.path).toEqual(["schedule", field])
   })
+
+  it("says what is wrong", () => {
+    const message = (input: Record<string, unknown>) => {
+      const result = scheduleOf(input, now)
+      return Result.isFailure(result) ? result.failure.message : "accepted"
+    }
+    const fields = "cron must be a cron expression of 5 fields (or 6, seconds first)"
+    const zone = "timezone must be an IANA time zone name, e.g. Europe/Paris"
+    expect([{ timezone: "UTC" }, { cron: null, timezone: "UTC" }].map(message)).toEqual(["A schedule needs a cron", "A schedule needs a cron"])
+    // a whole expression of 5 or 6 fields, not the tail or the head of a longer one
+    expect(["0 0 * * * * *", "0 0 * * * * x", "x 0 0 * * * *"].map((cron) => message({ cron }))).toEqual([fields, fields, fields])
+    expect(message({ cron: "60 * * * *" })).toBe("cron: Expected a value between 0 and 59")
+    expect(message({ cron: "0 0 31 2 *" })).toBe("cron never fires")
+    // a zone is a string naming one, not anything that prints as one
+    expect([{ cron: "0 0 * * *", timezone: ["UTC"] }, { cron: "0 0 * * *", timezone: "Nowhere/City" }].map(message)).toEqual([zone, zone])
+  })
+
+  it("null is no cron and no zone: {} without either, UTC for the zone", () => {
+    expect([{ cron: null }, { timezone: null }, { cron: null, timezone: null }].map((input) => Result.getOrThrow(scheduleOf(input, now))))
+      .toEqual([{}, {}, {}])
+    expect(Result.getOrThrow(scheduleOf({ cron: "0 0 * * *", timezone: null }, now))).toMatchObject({ timezone: "UTC" })
+  })
+
+  it("fields may be separated by any run of spaces", () => {
+    expect(Result.getOrThrow(scheduleOf({ cron: "0  0\t* * *" }, now))).toMatchObject({ cron: "0  0\t* * *", next_run_at: "2026-11-24T00:00:00.000Z" })
+  })
 })
 
 describe("the next occurrence and who runs", () => {
@@ -48,7 +74,12 @@ describe("the next occurrence and who runs", () => {
 
   it("only a complete stored schedule counts", () => {
     expect(Option.isNone(runScheduleOf({ cron: "* * * * *" }))).toBe(true)
-    expect(Option.isSome(runScheduleOf({ cron: "* * * * *", timezone: "UTC", next_run_at: "2026-11-23T08:11:00.000Z" }))).toBe(true)
+    const stored = { cron: "* * * * *", timezone: "UTC", next_run_at: "2026-11-23T08:11:00.000Z" }
+    expect(runScheduleOf(stored)).toEqual(Option.some(stored))
+    for (const field of ["cron", "timezone", "next_run_at"]) {
+      expect(Option.isNone(runScheduleOf({ ...stored, [field]: undefined }))).toBe(true)
+      expect(Option.isNone(runScheduleOf({ ...stored, [field]: 1 }))).toBe(true)
+    }
   })
 
   it("starts no run while paused or archived, nor after end_date", () => {

@@ -2,7 +2,7 @@ import { DateTime, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { baseModelId, stableUuid } from "./BaseModel.ts"
 import { deployable, deploymentOf } from "./Deployment.ts"
-import { gateOf } from "./FineTuneRun.ts"
+import { FineTuneStatus, gateOf, isActive } from "./FineTuneRun.ts"
 import { nextFineTune, unalias } from "./Model.ts"
 import { withDemonstrations } from "./ModelVersion.ts"
 
@@ -45,6 +45,24 @@ describe("gateOf", () => {
   it("keeps the deployed version when a score is unknown", () => {
     expect(gateOf(null, { version_id: "v1", score: 0.8 }).decision).toBe("keep")
     expect(gateOf(0.9, { version_id: "v1", score: null }).decision).toBe("keep")
+  })
+  it("says why, with both scores and the deployed version", () => {
+    expect(gateOf(0.5, null)).toEqual({
+      candidate_score: 0.5, deployed_score: null, deployed_version_id: null, decision: "deploy", reason: "no version was deployed"
+    })
+    const deployed = { version_id: "v1", score: 0.8 }
+    expect([gateOf(0.8, deployed), gateOf(0.7, deployed), gateOf(null, deployed)].map((g) => [g.decision, g.reason])).toEqual([
+      ["deploy", "the new version scores at least as well as the deployed one"],
+      ["keep", "the new version scores lower than the deployed one"],
+      ["keep", "the held-out score could not be measured for both versions"]
+    ])
+    expect(gateOf(null, { version_id: "v1", score: null })).toMatchObject({ candidate_score: null, deployed_score: null, deployed_version_id: "v1" })
+  })
+})
+
+describe("isActive", () => {
+  it("a queued or running fine-tune holds its model; an ended one does not", () => {
+    expect(FineTuneStatus.literals.filter(isActive)).toEqual(["queued", "running"])
   })
 })
 

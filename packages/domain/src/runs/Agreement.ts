@@ -47,6 +47,7 @@ export const agreement = (pairs: ReadonlyArray<{ readonly judge: Verdict; readon
   const judgeCorrect = (confusion.judge_correct_human_correct + confusion.judge_correct_human_incorrect) / n
   const humanCorrect = (confusion.judge_correct_human_correct + confusion.judge_incorrect_human_correct) / n
   const pe = judgeCorrect * humanCorrect + (1 - judgeCorrect) * (1 - humanCorrect)
+  // Stryker disable next-line ArithmeticOperator: equivalent (as `100 / po`), pe reaches 1 only when every verdict agrees (po is 1)
   if (pe >= 1) return { n, percent_agreement: 100 * po, kappa: null, kappa_low: null, kappa_high: null, confusion }
   const kappa = (po - pe) / (1 - pe)
   const se = Math.sqrt((po * (1 - po)) / (n * (1 - pe) ** 2))

@@ -9,6 +9,7 @@ import {
   type AutoSelectRequest,
   type AutoSelectRules,
   autoSelect,
+  cheaperFirst,
   meetsLatency,
   p95Of,
   perMillionTokens,
@@ -214,6 +215,54 @@ const passesEveryFilter = (
 }
 
 const costOf = (m: CatalogueModel) => perMillionTokens(m.prompt_price!) + perMillionTokens(m.completion_price!)
+
+describe("auto-select rules, at their boundaries", () => {
+  const invalidMessage = (request: AutoSelectRequest) =>
+    Result.match(rulesOf(request), { onSuccess: () => undefined, onFailure: (e) => e.message })
+
+  it("a free model is priced, a bound on one price is enough, and each refusal says why", () => {
+    expect(rules({ input_price_per_m_tokens: 0, output_price_per_m_tokens: 0 })).toMatchObject({ cost: null })
+    expect(rules({ limit_cost: true, output_price_per_m_tokens: 0 })).toMatchObject({ cost: { input: null, output: 0 } })
+    expect(rules({ limit_cost: true, input_price_per_m_tokens: 2 })).toMatchObject({ cost: { input: 2, output: null } })
+    expect(rules({ limit_latency: true, latency_p95_seconds: 0.5 })).toMatchObject({ latency: { p95_ms: 500, p99_ms: null } })
+    expect([
+      invalidMessage({ number_of_models: 1 }),
+      invalidMessage({ output_price_per_m_tokens: -0.5 }),
+      invalidMessage({ latency_p95_seconds: 0 }),
+      invalidMessage({ limit_cost: true }),
+      invalidMessage({ limit_latency: true })
+    ]).toEqual([
+      "number_of_models must be an integer of at least 2",
+      "output_price_per_m_tokens must be a number of at least 0",
+      "latency_p95_seconds must be a number greater than 0",
+      "limit_cost needs input_price_per_m_tokens or output_price_per_m_tokens",
+      "limit_latency needs latency_p95_seconds or latency_p99_seconds"
+    ])
+  })
+
+  it("a price or a latency equal to its bound passes", () => {
+    const screened = screenModels([model("at", 0.000001, 0.000002), model("over", 0.000001, 0.0000021)], rules({
+      limit_cost: true,
+      input_price_per_m_tokens: 1,
+      output_price_per_m_tokens: 2
+    }), new Set())
+    expect(screened.eligible.map((m) => m.id)).toEqual(["at"])
+    const limits = { p95_ms: null, p99_ms: 900 }
+    expect([meetsLatency([latency(100, 900)], limits), meetsLatency([latency(100, 901)], limits)]).toEqual([true, false])
+    // a p95 bound needs p90 as well as p99: without it the model fails
+    expect(meetsLatency([latency(null, 100)], { p95_ms: 1000, p99_ms: null })).toBe(false)
+  })
+
+  it("orders equal prices by id, both ways", () => {
+    const priced = (id: string) => ({ id, name: id, input_price_per_m_tokens: 2, output_price_per_m_tokens: 1, open_source: false })
+    const [a, c] = [priced("a"), priced("c")]
+    expect([cheaperFirst(a, c) < 0, cheaperFirst(c, a) > 0, cheaperFirst(a, a)]).toEqual([true, true, 0])
+  })
+
+  it("a blank catalogue name is no name", () => {
+    expect(screenModels([{ ...model("m", 0, 0), name: "  " }], rules({}), new Set()).eligible.map((m) => m.name)).toEqual(["m"])
+  })
+})
 
 describe("auto-select rules, as properties", () => {
   const scenario = fc.record({

@@ -128,6 +128,7 @@ export const screenModels = (
   const eligible: Array<PricedModel> = []
   for (const model of models) {
     // the catalogue is outside data: an entry Postgres could not store is never added, nor compared
+    // Stryker disable next-line StringLiteral: equivalent, any stand-in for a missing text is storable
     if (![model.id, model.name ?? "", model.hugging_face_id ?? ""].every(isStorableText)) {
       rejected_by.unstorable_text++
       continue
@@ -200,6 +201,7 @@ export const autoSelect = Effect.fnUntraced(function*<E, R>(
     while (passing.length < rules.count && next < eligible.length) {
       const batch = eligible.slice(next, next + rules.count - passing.length)
       next += batch.length
+      // Stryker disable next-line ObjectLiteral: equivalent in result, concurrency only changes how long the lookups take
       const latencies = yield* Effect.forEach(batch, latencyOf, { concurrency: latencyConcurrency })
       batch.forEach((model, i) => meetsLatency(latencies[i]!, limits) ? passing.push(model) : latencyRejected++)
     }

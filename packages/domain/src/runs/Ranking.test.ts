@@ -127,6 +127,11 @@ describe("rank", () => {
     expect(winnerOf(ranked)).toBe("cheap")
   })
 
+  it("two unknown costs are a tie, broken by latency", () => {
+    const ranked = rank([tally("slow", 1, 2, null, 900), tally("fast", 1, 2, null, 100), tally("unknown", 1, 2, null, null)])
+    expect(ranked.map((r) => r.leaderboard_model_id)).toEqual(["fast", "slow", "unknown"])
+  })
+
   it("has no winner when nobody has a score", () => {
     expect(winnerOf(rank([]))).toBeNull()
     const unscored = rank([tally("a", 0, 0, 1), tally("b", 0, 0, 2)])

@@ -79,6 +79,7 @@ export const rank = <A extends Tally>(tallies: ReadonlyArray<A>): ReadonlyArray<
       a.rank - b.rank ||
       nullsLast(a.tally.total_cost_usd, b.tally.total_cost_usd) ||
       nullsLast(a.tally.latency_ms_p50, b.tally.latency_ms_p50) ||
+      // Stryker disable next-line ArithmeticOperator: equivalent on V8 (as `+`): its stable sort only asks whether the later entry goes first
       a.index - b.index
     )
     .map(({ rank, score, score_high, score_low, tally }) => ({ ...tally, score, score_low, score_high, rank }))

@@ -31,9 +31,11 @@ const mulberry32 = (seed: number) => {
  */
 export const sampleRows = <A>(rows: ReadonlyArray<A>, size: number, seed: string): ReadonlyArray<A> => {
   const wanted = Math.max(0, Math.floor(size))
+  // Stryker disable next-line EqualityOperator: equivalent as `>`, a shuffle of every row sorted back is every row in order
   if (wanted >= rows.length) return [...rows]
   const random = mulberry32(fnv1a(seed))
   const indexes = rows.map((_, i) => i)
+  // Stryker disable next-line EqualityOperator: equivalent as `<=`, one more swap leaves the first `wanted` indexes alone
   for (let i = 0; i < wanted; i++) {
     const j = i + Math.floor(random() * (indexes.length - i))
     ;[indexes[i], indexes[j]] = [indexes[j]!, indexes[i]!]

@@ -1,7 +1,7 @@
-import { Result } from "effect"
+import { Option, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { exactMatch, type JudgeReply, judgeRequest, normaliseAnswer, parseJudgeReply } from "./Scoring.ts"
+import { exactMatch, type JudgeReply, judgeModelOf, judgeRequest, normaliseAnswer, parseJudgeReply } from "./Scoring.ts"
 
 const replied = (text: string): JudgeReply => {
   const result = parseJudgeReply(text)
@@ -78,6 +78,9 @@ describe("exactMatch", () => {
 
   it("falls back to text when either side is not JSON, and a JSON string counts as its text", () => {
     expect(exactMatch("4.", "4")).toBe(true)
+    expect(exactMatch(" 4e0 ", "4")).toBe(true)
+    expect(exactMatch(`"4"`, "4")).toBe(true)
+    expect(exactMatch("4", `"4"`)).toBe(true)
     expect(exactMatch("True", "true")).toBe(true)
     expect(exactMatch(`"Paris"`, "paris")).toBe(true)
     expect(exactMatch(`"Paris"`, `"PARIS."`)).toBe(true)
@@ -109,13 +112,16 @@ describe("exactMatch", () => {
 })
 
 describe("judgeRequest", () => {
-  const request = judgeRequest({ question: "Capital of France?", reference: "Paris", answer: "It is Paris." })
+  // built inside each test, not once here: mutation testing changes the code only while tests run
+  const asked = () => judgeRequest({ question: "Capital of France?", reference: "Paris", answer: "It is Paris." })
 
   it("asks for a verdict against the reference, question, reference and answer each in its own block", () => {
+    const request = asked()
     const [system, user] = request.messages
     expect(request.messages).toHaveLength(2)
     expect(system?.role).toBe("system")
     expect(system?.content).toContain("reference")
+    expect(system?.content).not.toContain("own merits")
     expect(system?.content).toContain(`{"verdict": "correct" | "incorrect", "reason": string}`)
     expect(user).toEqual({
       role: "user",
@@ -125,13 +131,14 @@ describe("judgeRequest", () => {
 
   it("without a reference, asks for a judgement on the answer's own merits", () => {
     const [system, user] = judgeRequest({ question: "Name a prime", reference: null, answer: "7" }).messages
+    expect(system?.role).toBe("system")
     expect(system?.content).toContain("own merits")
     expect(system?.content).toContain(`{"verdict": "correct" | "incorrect", "reason": string}`)
     expect(user?.content).toBe("<question>\nName a prime\n</question>\n\n<answer>\n7\n</answer>")
   })
 
   it("asks for the verdict object through a strict JSON schema", () => {
-    expect(request.response_format).toEqual({
+    expect(asked().response_format).toEqual({
       type: "json_schema",
       json_schema: {
         name: "verdict",
@@ -147,6 +154,19 @@ describe("judgeRequest", () => {
   })
 })
 
+describe("judgeModelOf", () => {
+  it("names a router or hub judge with a model, else none", () => {
+    expect(judgeModelOf({ judge_provider: "router", judge_model: "openai/gpt-4o" })).toEqual(Option.some({ provider: "router", model: "openai/gpt-4o" }))
+    expect(judgeModelOf({ judge_provider: "hub", judge_model: "m" })).toEqual(Option.some({ provider: "hub", model: "m" }))
+    for (const challenge of [
+      { judge_provider: "other", judge_model: "m" },
+      { judge_provider: null, judge_model: "m" },
+      { judge_provider: "hub", judge_model: null },
+      { judge_provider: "router", judge_model: "  " }
+    ]) expect(Option.isNone(judgeModelOf(challenge))).toBe(true)
+  })
+})
+
 describe("parseJudgeReply", () => {
   it("reads the bare JSON object, with any surrounding whitespace", () => {
     expect(replied(`{"verdict": "correct", "reason": "Same city"}`)).toEqual({ verdict: "correct", reason: "Same city" })
@@ -157,6 +177,7 @@ describe("parseJudgeReply", () => {
     expect(replied("```json\n{\"verdict\": \"correct\", \"reason\": \"ok\"}\n```")).toEqual({ verdict: "correct", reason: "ok" })
     expect(replied("  ```\n{\"verdict\": \"incorrect\", \"reason\": \"no\"}\n```\n")).toEqual({ verdict: "incorrect", reason: "no" })
     expect(replied("```JSON {\"verdict\": \"correct\"} ```")).toEqual({ verdict: "correct", reason: "" })
+    expect(replied("```json\n   {\"verdict\": \"correct\", \"reason\": \"indented\"}\n```")).toEqual({ verdict: "correct", reason: "indented" })
   })
 
   it("accepts the verdict in any case, and a missing reason as empty", () => {
