@@ -66,13 +66,18 @@ const refusal = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flip(effect)
 
 const rows = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ input: `question ${from + i}` }))
 
-/** Runs other fibers (a consolidation started by a push) until `read` satisfies `done`. */
+/**
+ * Runs other fibers (a consolidation started by a push) until `read` satisfies `done`. Each turn
+ * waits for the event loop, not only for other fibers: the hash comes from Web Crypto's thread
+ * pool, which a busy machine (mutation testing, two runners) may not finish within 1000 fiber yields.
+ */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
 const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean) =>
   Effect.gen(function*() {
     for (let i = 0; i < 1000; i++) {
       const a = yield* read
       if (done(a)) return a
-      yield* Effect.yieldNow
+      yield* nextTurn
     }
     return yield* Effect.die("never settled")
   })
