@@ -21,6 +21,10 @@ const user = "0190a000-0000-7000-8000-000000000003" as UserId
 const at = (hours: number) => DateTime.add(t0, { hours })
 
 describe("invite lifecycle", () => {
+  it("stores the email trimmed and in lower case", () => {
+    expect(create({ ...input, email: "  Ann@Example.COM\t" }).email).toBe("ann@example.com")
+  })
+
   it("expires seven days after creation", () => {
     expect(effectiveStatus(pending, at(7 * 24 - 1))).toBe("pending")
     expect(effectiveStatus(pending, at(7 * 24))).toBe("expired")

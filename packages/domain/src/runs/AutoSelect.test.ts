@@ -247,6 +247,11 @@ describe("auto-select rules, at their boundaries", () => {
       output_price_per_m_tokens: 2
     }), new Set())
     expect(screened.eligible.map((m) => m.id)).toEqual(["at"])
+    // a bound on one price leaves the other free
+    const expensive = [model("dear input", 0.00005, 0.000001), model("dear output", 0.000001, 0.00005)]
+    const onOutput = screenModels(expensive, rules({ limit_cost: true, output_price_per_m_tokens: 1 }), new Set())
+    const onInput = screenModels(expensive, rules({ limit_cost: true, input_price_per_m_tokens: 1 }), new Set())
+    expect([onOutput.eligible.map((m) => m.id), onInput.eligible.map((m) => m.id)]).toEqual([["dear input"], ["dear output"]])
     const limits = { p95_ms: null, p99_ms: 900 }
     expect([meetsLatency([latency(100, 900)], limits), meetsLatency([latency(100, 901)], limits)]).toEqual([true, false])
     // a p95 bound needs p90 as well as p99: without it the model fails
