@@ -29,6 +29,12 @@ const CronExpression = Schema.String.check(
   )
 )
 
+/** A whole number from `minimum` to `maximum`, `fallback` when unset. */
+const wholeNumber = (name: string, minimum: number, maximum: number, fallback: number) =>
+  Config.schema(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum, maximum })), name).pipe(
+    Config.withDefault(fallback)
+  )
+
 /** Everything Podium reads from its environment. A bad value stops the start with a message naming it. */
 export const PodiumConfig = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
@@ -43,10 +49,7 @@ export const PodiumConfig = Config.all({
   sessionJwtIssuer: Config.option(Config.String("SESSION_JWT_ISSUER")),
   sessionJwtAudience: Config.option(Config.String("SESSION_JWT_AUDIENCE")),
   /** The longest a session may last from its `iat`, in seconds (a minute to a year). */
-  sessionMaxAge: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 60, maximum: 31_536_000 })),
-    "SESSION_MAX_AGE"
-  ).pipe(Config.withDefault(86_400)),
+  sessionMaxAge: wholeNumber("SESSION_MAX_AGE", 60, 31_536_000, 86_400),
   /** Comma-separated issuers (`iss`) whose sessions' emails count as verified when they send no `email_verified`. */
   sessionTrustedEmailIssuers: Config.String("SESSION_TRUSTED_EMAIL_ISSUERS").pipe(
     Config.map((issuers) => issuers.split(",").map((i) => i.trim()).filter((i) => i !== "")),
@@ -60,33 +63,15 @@ export const PodiumConfig = Config.all({
   mailFrom: Config.String("MAIL_FROM").pipe(Config.withDefault("Podium <podium@localhost>")),
   routerBaseUrl: optionalUrl("ROUTER_BASE_URL"),
   hubBaseUrl: optionalUrl("HUB_BASE_URL"),
-  providerTimeoutMs: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 600_000 })),
-    "PROVIDER_TIMEOUT_MS"
-  ).pipe(Config.withDefault(60_000)),
+  providerTimeoutMs: wholeNumber("PROVIDER_TIMEOUT_MS", 100, 600_000, 60_000),
   /** A connection must send a request's headers within this time of opening: one that sends nothing is closed. */
-  httpHeadersTimeoutMs: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 300_000 })),
-    "HTTP_HEADERS_TIMEOUT_MS"
-  ).pipe(Config.withDefault(60_000)),
+  httpHeadersTimeoutMs: wholeNumber("HTTP_HEADERS_TIMEOUT_MS", 100, 300_000, 60_000),
   /** How long an idle keep-alive connection is kept between requests. */
-  httpKeepAliveTimeoutMs: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 100, maximum: 300_000 })),
-    "HTTP_KEEP_ALIVE_TIMEOUT_MS"
-  ).pipe(Config.withDefault(5_000)),
+  httpKeepAliveTimeoutMs: wholeNumber("HTTP_KEEP_ALIVE_TIMEOUT_MS", 100, 300_000, 5_000),
   /** Credentials that may fail per client address and minute before it is answered 429. */
-  authFailuresPerMinute: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
-    "AUTH_FAILURES_PER_MINUTE"
-  ).pipe(Config.withDefault(100)),
-  budgetDefaultMaxTokens: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
-    "BUDGET_DEFAULT_MAX_TOKENS"
-  ).pipe(Config.withDefault(4096)),
-  runConcurrency: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 256 })),
-    "RUN_CONCURRENCY"
-  ).pipe(Config.withDefault(8)),
+  authFailuresPerMinute: wholeNumber("AUTH_FAILURES_PER_MINUTE", 1, 1_000_000, 100),
+  budgetDefaultMaxTokens: wholeNumber("BUDGET_DEFAULT_MAX_TOKENS", 1, 1_000_000, 4096),
+  runConcurrency: wholeNumber("RUN_CONCURRENCY", 1, 256, 8),
   datasetConsolidationCron: Config.schema(CronExpression, "DATASET_CONSOLIDATION_CRON").pipe(Config.withDefault("* * * * *")),
   runSchedulerCron: Config.schema(CronExpression, "RUN_SCHEDULER_CRON").pipe(Config.withDefault("* * * * *")),
   fineTuneBaseUrl: optionalUrl("FINE_TUNE_BASE_URL"),
@@ -96,19 +81,10 @@ export const PodiumConfig = Config.all({
     Config.map((names) => names.split(",").map((n) => n.trim()).filter((n) => n !== "")),
     Config.withDefault<ReadonlyArray<string>>([])
   ),
-  fineTunePollIntervalMs: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 50, maximum: 3_600_000 })),
-    "FINE_TUNE_POLL_INTERVAL_MS"
-  ).pipe(Config.withDefault(10_000)),
+  fineTunePollIntervalMs: wholeNumber("FINE_TUNE_POLL_INTERVAL_MS", 50, 3_600_000, 10_000),
   fineTuneSchedulerCron: Config.schema(CronExpression, "FINE_TUNE_SCHEDULER_CRON").pipe(Config.withDefault("* * * * *")),
-  webhookPollIntervalMs: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 10, maximum: 600_000 })),
-    "WEBHOOK_POLL_INTERVAL_MS"
-  ).pipe(Config.withDefault(1_000)),
-  webhookRetryBaseMs: Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 10, maximum: 3_600_000 })),
-    "WEBHOOK_RETRY_BASE_MS"
-  ).pipe(Config.withDefault(10_000)),
+  webhookPollIntervalMs: wholeNumber("WEBHOOK_POLL_INTERVAL_MS", 10, 600_000, 1_000),
+  webhookRetryBaseMs: wholeNumber("WEBHOOK_RETRY_BASE_MS", 10, 3_600_000, 10_000),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
   logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))
 })
