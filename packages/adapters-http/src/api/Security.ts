@@ -43,7 +43,11 @@ export const apiTokenScheme = HttpApiSecurity.bearer.pipe(
 
 export const sessionScheme = HttpApiSecurity.bearer.pipe(
   HttpApiSecurity.annotate(OpenApi.Format, "JWT"),
-  HttpApiSecurity.annotate(OpenApi.Description, "The session JWT of a signed-in user. API tokens are not accepted.")
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "The session JWT of a signed-in user: it must carry `exp` and `iat` and last at most SESSION_MAX_AGE " +
+      "(default 24 h) from `iat`, with 60 s of clock skew allowed. API tokens are not accepted."
+  )
 )
 
 export const pushTokenScheme = HttpApiSecurity.apiKey({ key: "X-Service-Push-Token", in: "header" }).pipe(
