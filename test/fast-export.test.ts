@@ -122,6 +122,21 @@ describe("the front door answers a JSONL export page as the router does", () => 
       { why: "a trailing slash", path: `${path}/`, token: readToken },
       { why: "a sane caller request id", path, headers: { "x-request-id": "caller-id-1" } }
     ]
+    const id = leaderboardId
+    for (const malformed of [
+      "12345678-1234-0234-8234-123456789abc", // shaped like a GUID, not an RFC 4122 UUID
+      id.toUpperCase(),
+      `{${id}}`,
+      id.slice(0, -1),
+      `g${id.slice(1)}`,
+      "",
+      `${id.slice(0, -1)}%${id.charCodeAt(id.length - 1).toString(16)}`
+    ]) {
+      cases.push(
+        { why: "a malformed id", path: `/v1/leaderboard/${malformed}/traces`, token: readToken },
+        { why: "a malformed id without a credential", path: `/v1/leaderboard/${malformed}/traces` }
+      )
+    }
     for (const sent of cases) {
       const [a, b] = await both(sent)
       expect(a, `${sent.why}: ${sent.path}`).toEqual(b)

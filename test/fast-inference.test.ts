@@ -166,6 +166,31 @@ describe("the front door answers inference as the router does", () => {
     expect(a).toEqual(b)
   }, 60_000)
 
+  it("judges malformed path ids by the contract's schema, as the router does", async () => {
+    const malformed = (id: string) => [
+      "12345678-1234-0234-8234-123456789abc", // shaped like a GUID, not an RFC 4122 UUID
+      id.toUpperCase(),
+      `{${id}}`,
+      id.slice(0, -1),
+      `g${id.slice(1)}`,
+      "",
+      `${id.slice(0, -1)}%${id.charCodeAt(id.length - 1).toString(16)}`
+    ]
+    const cases: Array<Sent> = [
+      ...malformed(leaderboardId).map((id) => `/v1/leaderboard/${id}/inference`),
+      ...malformed(leaderboardId).map((id) => `/v1/leaderboard/${id}/chat/completions`),
+      ...malformed(modelId).map((id) => `/v1/models/${id}/inference`),
+      ...malformed(modelId).map((id) => `/api/models/${id}/inference`),
+      ...malformed(modelId).map((id) => `/v1/models/${id}/chat/completions`),
+      ...malformed(modelId).map((id) => `/v1/models/${id}/versions/${versionId}/inference`),
+      ...malformed(versionId).map((id) => `/api/models/${modelId}/versions/${id}/inference`)
+    ].flatMap((path) => [{ path, token: tokenFor(path), body: question }, { path, body: question }])
+    for (const sent of cases) {
+      const [a, b] = await both(sent)
+      expect(a, `${sent.token === undefined ? "no credential" : "credential"}: ${sent.path}`).toEqual(b)
+    }
+  }, 60_000)
+
   it("answers an upstream failure with the same 502", async () => {
     upstream.mode = "error"
     try {

@@ -1,4 +1,4 @@
-import { Cause, Effect, type Fiber, LogLevel, type SchemaIssue } from "effect"
+import { Cause, Effect, Exit, type Fiber, LogLevel, Schema, type SchemaIssue } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Scope } from "@podium/domain/access"
 import { Internal } from "./api/Errors.ts"
@@ -27,6 +27,17 @@ export const bearerOf = (authorization: string | undefined): string => {
   return authorization.slice(start)
 }
 
+
+/**
+ * Whether the endpoint's own params schema takes these path segments, decoded as the router decodes
+ * them. A front route declines the ids it refuses, so the router answers those (its 400 after the
+ * credential check included) and the two transports cannot judge an id differently.
+ */
+export const paramsCheck = (endpoint: { readonly params: Schema.Top | undefined }) => {
+  // path params are strings: decoding them needs no services
+  const decode = Schema.decodeUnknownExit((endpoint.params ?? Schema.Struct({})) as Schema.Codec<unknown, unknown>)
+  return (params: Record<string, string>): boolean => Exit.isSuccess(decode(params))
+}
 
 /** A payload or query that fails the schema: answered 400 with its issues, as the router answers it. */
 export class InvalidInput {

@@ -1,17 +1,17 @@
-import { Effect, Exit, Stream } from "effect"
+import { Effect, Exit, Schema, Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Authentication } from "@podium/domain/access"
 import { type ExportQuery, TraceExport, TraceSource } from "@podium/domain/inference"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import { type FrontRoute, makeFrontDoor } from "../FrontDoor.ts"
+import { Uuid } from "../api/Schemas.ts"
+import { type FrontRoute, makeFrontDoor, paramsCheck } from "../FrontDoor.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { nosniff, requestIdOf } from "../RequestPipeline.ts"
+import { TracesApi } from "./TracesApi.ts"
 
-/** A UUID as the contract's `Schema.isUUID()` reads it (versions 1–8 and the RFC variant, nil, max). */
-const uuid = "(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}" +
-  "|00000000-0000-0000-0000-000000000000|[fF]{8}-[fF]{4}-[fF]{4}-[fF]{4}-[fF]{12})"
-const route = new RegExp(`^/v1/leaderboard/(${uuid})/traces(?:\\?([\\x21-\\x7e]*))?$`)
-const isUuid = new RegExp(`^${uuid}$`)
+const route = /^\/v1\/leaderboard\/([^/?]+)\/traces(?:\?([\x21-\x7e]*))?$/
+const exportParams = paramsCheck(TracesApi.endpoints.export)
+const isUuid = Schema.is(Uuid)
 
 const contentTypes = { jsonl: "application/jsonl", ndjson: "application/x-ndjson" } as const
 
@@ -44,8 +44,8 @@ const queryOf = (search: string | undefined) => {
       else if (name === "batch_limit") query.batchLimit = n
       else query.offset = n
     } else if (name === "source" && sources.has(value)) query.source = value as ExportQuery["source"]
-    else if (name === "run_id" && isUuid.test(value)) query.runId = value
-    else if (name === "cursor" && isUuid.test(value)) query.cursor = value
+    else if (name === "run_id" && isUuid(value)) query.runId = value
+    else if (name === "cursor" && isUuid(value)) query.cursor = value
     else if (name === "format" && (value === "jsonl" || value === "ndjson")) format = value
     else return undefined
   }
@@ -56,8 +56,8 @@ const queryOf = (search: string | undefined) => {
  * Trace export as JSONL without the HttpApi stack, page after page the way a full export reads:
  * the same checks in the same order (request id; the bearer credential and `leaderboards:read`;
  * the leaderboard), the same use case, the same answer, headers and request log line. Requests in
- * another form (the `json` format, an odd or invalid query, an encoded path, a body) go to the
- * router; `test/fast-export.test.ts` holds both to the same answers.
+ * another form (an id the contract refuses, the `json` format, an odd or invalid query, an encoded
+ * path, a body) go to the router; `test/fast-export.test.ts` holds both to the same answers.
  */
 export const makeFastExport = Effect.gen(function*() {
   const context = yield* Effect.context<Authentication | TraceExport>()
@@ -78,7 +78,7 @@ export const makeFastExport = Effect.gen(function*() {
     const url = request.url ?? ""
     if (url.includes("%")) return false
     const matched = route.exec(url)
-    if (matched === null) return false
+    if (matched === null || !exportParams({ leaderboard_id: matched[1]! })) return false
     const { headers } = request
     if (headers["transfer-encoding"] !== undefined || (headers["content-length"] ?? "0") !== "0") return false
     const parsed = queryOf(matched[2])

@@ -5,33 +5,46 @@ import { Inference } from "@podium/domain/inference"
 import { ModelInference } from "@podium/domain/models"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { jsonBodyIssue, utf8Text } from "../RequestInput.ts"
-import { type FrontRoute, InvalidInput, makeFrontDoor } from "../FrontDoor.ts"
+import { type FrontRoute, InvalidInput, makeFrontDoor, paramsCheck } from "../FrontDoor.ts"
+import { ModelInferenceApi } from "../models/ModelServingApi.ts"
 import { maxBodyBytes, notUtf8Body, requestIdOf, validationFailedBody } from "../RequestPipeline.ts"
-import { InferenceRequest } from "./InferenceApi.ts"
+import { InferenceApi, InferenceRequest } from "./InferenceApi.ts"
 
 type Target =
   | { readonly kind: "leaderboard"; readonly id: string; readonly scope: Scope }
   | { readonly kind: "model"; readonly id: string; readonly versionId: string | null; readonly scope: Scope }
 
-const uuid = "([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+const segment = "([^/?]+)"
 const end = "(?:\\?[\\x21-\\x7e]*)?$"
-const leaderboardRoute = new RegExp(`^/v1/leaderboard/${uuid}/(?:inference|chat/completions)${end}`)
-const modelRoute = new RegExp(`^(?:/(?:v1|api)/models/${uuid}/inference|/v1/models/${uuid}/chat/completions)${end}`)
-const versionRoute = new RegExp(`^/(?:v1|api)/models/${uuid}/versions/${uuid}/inference${end}`)
+const leaderboardRoute = new RegExp(`^/v1/leaderboard/${segment}/(?:inference|chat/completions)${end}`)
+const modelRoute = new RegExp(`^(?:/(?:v1|api)/models/${segment}/inference|/v1/models/${segment}/chat/completions)${end}`)
+const versionRoute = new RegExp(`^/(?:v1|api)/models/${segment}/versions/${segment}/inference${end}`)
+
+// each route's aliases share their endpoint's params
+const leaderboardParams = paramsCheck(InferenceApi.endpoints.infer)
+const modelParams = paramsCheck(ModelInferenceApi.endpoints.infer)
+const versionParams = paramsCheck(ModelInferenceApi.endpoints.inferVersion)
 
 /**
- * The inference routes in their plain form: a UUID where the ids go, no percent-encoding, printable
- * ASCII. Anything else (a bad id, an encoded path, a trailing slash) goes to the router, which
- * answers it as it answers every route.
+ * The inference routes in their plain form: ids the contract's params schema takes, no
+ * percent-encoding, printable ASCII. Anything else (a bad id, an encoded path, a trailing slash) goes
+ * to the router, which answers it as it answers every route.
  */
 const targetOf = (url: string): Target | undefined => {
   if (url.includes("%")) return undefined
   let m = leaderboardRoute.exec(url)
-  if (m !== null) return { kind: "leaderboard", id: m[1]!, scope: "leaderboards:inference" }
+  if (m !== null) {
+    return leaderboardParams({ leaderboard_id: m[1]! }) ? { kind: "leaderboard", id: m[1]!, scope: "leaderboards:inference" } : undefined
+  }
   m = modelRoute.exec(url)
-  if (m !== null) return { kind: "model", id: (m[1] ?? m[2])!, versionId: null, scope: "models:inference" }
+  if (m !== null) {
+    const id = (m[1] ?? m[2])!
+    return modelParams({ model_id: id }) ? { kind: "model", id, versionId: null, scope: "models:inference" } : undefined
+  }
   m = versionRoute.exec(url)
-  if (m !== null) return { kind: "model", id: m[1]!, versionId: m[2]!, scope: "models:inference" }
+  if (m !== null && versionParams({ model_id: m[1]!, version_id: m[2]! })) {
+    return { kind: "model", id: m[1]!, versionId: m[2]!, scope: "models:inference" }
+  }
   return undefined
 }
 
