@@ -1,5 +1,5 @@
 import { Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { DatasetLabelRepository, LabelJob } from "@podium/domain/datasets"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 // publishing a version takes turns with consolidations: the same lock
@@ -8,22 +8,20 @@ import { lockKey } from "./DatasetRepositoryPg.ts"
 const JobRow = Schema.Struct({ ...LabelJob.fields, created_at: Timestamp, finished_at: NullableTimestamp })
 const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(JobRow))
 
-const jobColumns = `id::text AS id, leaderboard_id::text AS leaderboard_id, base_version, labeller, status, total, labelled,
-  failed, version, error, created_at, finished_at`
-
-
 const layer = Layer.effect(
   DatasetLabelRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const jobs = (where: string, params: ReadonlyArray<unknown>) =>
-      sql.unsafe(`SELECT ${jobColumns} FROM dataset_label_jobs WHERE ${where}`, params).pipe(
+    const columns = sql`id::text AS id, leaderboard_id::text AS leaderboard_id, base_version, labeller, status, total, labelled,
+      failed, version, error, created_at, finished_at`
+    const jobs = (where: ReadonlyArray<Statement.Fragment>, order: Statement.Fragment = sql``) =>
+      sql`SELECT ${columns} FROM dataset_label_jobs WHERE ${sql.and(where)} ${order}`.pipe(
         Effect.flatMap(decodeJobs),
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => new LabelJob(row)))
       )
 
-    const find = (jobId: string) => jobs("id = $1", [jobId]).pipe(Effect.orDie)
+    const find = (jobId: string) => jobs([sql`id = ${jobId}`]).pipe(Effect.orDie)
 
     return DatasetLabelRepository.of({
       start: (job) =>
@@ -37,13 +35,13 @@ const layer = Layer.effect(
               ON CONFLICT (leaderboard_id) WHERE status = 'running' DO NOTHING
               RETURNING id`
             if (inserted.length > 0) return job
-            const running = yield* jobs("leaderboard_id = $1 AND status = 'running'", [job.leaderboard_id])
+            const running = yield* jobs([sql`leaderboard_id = ${job.leaderboard_id}`, sql`status = 'running'`])
             if (Option.isSome(running)) return running.value
           }
         }).pipe(Effect.orDie),
       find,
       latest: (leaderboardId) =>
-        jobs("leaderboard_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1", [leaderboardId]).pipe(Effect.orDie),
+        jobs([sql`leaderboard_id = ${leaderboardId}`], sql`ORDER BY created_at DESC, id DESC LIMIT 1`).pipe(Effect.orDie),
       countUnlabelled: (leaderboardId, version) =>
         sql<{ n: number }>`
           SELECT count(*)::int AS n FROM dataset_rows r

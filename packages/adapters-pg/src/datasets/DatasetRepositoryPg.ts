@@ -30,9 +30,6 @@ const decodeState = Schema.decodeUnknownEffect(StateRow)
 const VersionRow = Schema.Struct({ ...DatasetVersion.fields, created_at: Timestamp })
 const decodeVersions = Schema.decodeUnknownEffect(Schema.Array(VersionRow))
 
-const stateColumns = `pending, pending_since, last_consolidated_at, latest_version, day::text AS day, day_used,
-  month::text AS month, month_used`
-
 /** One lock per leaderboard's dataset: consolidations (and label publications) take turns. */
 export const lockKey = (leaderboardId: string) => `podium.dataset:${leaderboardId}`
 
@@ -58,13 +55,16 @@ const layer = Layer.effect(
      * What dedupe compares besides the reference: the text input, else the messages as jsonb text
      * (so the order of keys inside a message does not matter).
      */
-    const dedupeKey = (alias: string) => sql.unsafe(`coalesce(${alias}.input, (${alias}.data->'messages')::jsonb::text)`)
+    const dedupeKey = (alias: string) => sql`coalesce(${sql(alias)}.input, (${sql(alias)}.data->'messages')::jsonb::text)`
+
+    const stateColumns = sql`pending, pending_since, last_consolidated_at, latest_version, day::text AS day, day_used,
+      month::text AS month, month_used`
 
     const stateOf = (rows: ReadonlyArray<unknown>) =>
       rows.length === 0 ? Effect.succeed(emptyState) : Effect.map(decodeState(rows[0]), (s): DatasetState => s)
 
     const state = (leaderboardId: LeaderboardId) =>
-      sql.unsafe(`SELECT ${stateColumns} FROM datasets WHERE leaderboard_id = $1`, [leaderboardId]).pipe(
+      sql`SELECT ${stateColumns} FROM datasets WHERE leaderboard_id = ${leaderboardId}`.pipe(
         Effect.flatMap(stateOf),
         Effect.orDie
       )
@@ -133,7 +133,7 @@ const layer = Layer.effect(
             day = GREATEST(d.day, EXCLUDED.day),
             month_used = CASE WHEN d.month >= EXCLUDED.month THEN d.month_used ELSE 0 END + EXCLUDED.month_used,
             month = GREATEST(d.month, EXCLUDED.month)
-          RETURNING ${sql.unsafe(stateColumns)}
+          RETURNING ${stateColumns}
         )
         SELECT counted.*, ${withClientId ? sql`(SELECT array_agg(id::text) FROM stored)` : sql`NULL::text[]`} AS stored_ids
         FROM counted`.pipe(
@@ -361,7 +361,7 @@ const layer = Layer.effect(
         Effect.map((rows) => rows.map((r) => ({ leaderboardId: r.leaderboard_id, version: r.version }))),
         Effect.orDie
       ),
-      pending: sql`SELECT leaderboard_id::text AS leaderboard_id, ${sql.unsafe(stateColumns)} FROM datasets WHERE pending > 0`.pipe(
+      pending: sql`SELECT leaderboard_id::text AS leaderboard_id, ${stateColumns} FROM datasets WHERE pending > 0`.pipe(
         Effect.flatMap((rows) =>
           Effect.forEach(rows, (row) =>
             Effect.map(decodeState(row), (s) => ({

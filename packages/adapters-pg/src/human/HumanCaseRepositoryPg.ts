@@ -198,7 +198,7 @@ const stageColumns = (c: HumanCase) => {
 
 const caseColumns = "id, leaderboard_id, workspace_id, input, context, prompt_override, prompt, attachments, configuration, " +
   "creation_key, revision, stage, claim_id, claimed_at, slots, generated_at, review, revealed_at, created_at, updated_at"
-const responseColumns = "id, candidate_id, label, status, output, error, latency_ms, usage, cost_usd, trace_id, created_at"
+const responseColumns = ["id", "candidate_id", "label", "status", "output", "error", "latency_ms", "usage", "cost_usd", "trace_id", "created_at"]
 
 const layer = Layer.effect(
   HumanCaseRepository,
@@ -211,7 +211,7 @@ const layer = Layer.effect(
     const workspaceOf = (leaderboardId: LeaderboardId) => sql`(SELECT workspace_id FROM leaderboards WHERE id = ${leaderboardId})`
 
     const responseRows = (c: { readonly workspace_id: string; readonly id: string }) =>
-      sql<ResponseRow>`SELECT ${sql.literal(responseColumns)} FROM human_responses
+      sql<ResponseRow>`SELECT ${sql.csv(responseColumns)} FROM human_responses
                        WHERE workspace_id = ${c.workspace_id} AND case_id = ${c.id}`
 
     const find = (leaderboardId: LeaderboardId, id: CaseId) =>
@@ -441,7 +441,7 @@ const layer = Layer.effect(
                                          WHERE leaderboard_id = ${leaderboardId} AND review_state = 'confirmed'
                                          ORDER BY created_at, id`
         const answers = yield* sql<ResponseRow & { case_id: string }>`
-          SELECT r.case_id::text AS case_id, ${sql.literal(responseColumns.split(", ").map((c) => `r.${c}`).join(", "))}
+          SELECT r.case_id::text AS case_id, ${sql.csv(responseColumns.map((c) => sql`r.${sql(c)}`))}
           FROM human_responses r JOIN human_cases c ON c.workspace_id = r.workspace_id AND c.id = r.case_id
           WHERE c.leaderboard_id = ${leaderboardId} AND c.review_state = 'confirmed'`
         const byCase = Map.groupBy(answers, (r) => r.case_id)

@@ -1,14 +1,11 @@
 import { Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { Improvement, ImprovementRepository, inputKey } from "@podium/domain/runs"
 import type { PromptInput } from "@podium/domain/leaderboards"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
 const JobRow = Schema.Struct({ ...Improvement.fields, created_at: Timestamp, finished_at: NullableTimestamp })
 const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(JobRow))
-
-const jobColumns = `id::text AS id, leaderboard_id::text AS leaderboard_id, status, labeller, replace_references, total,
-  improved, failed, version, error, created_at, finished_at`
 
 /** Targets per INSERT when a job's targets are stored. */
 const targetBatch = 5_000
@@ -18,8 +15,10 @@ const layer = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const jobs = (where: string, params: ReadonlyArray<unknown>) =>
-      sql.unsafe(`SELECT ${jobColumns} FROM improvement_jobs WHERE ${where}`, params).pipe(
+    const columns = sql`id::text AS id, leaderboard_id::text AS leaderboard_id, status, labeller, replace_references, total,
+      improved, failed, version, error, created_at, finished_at`
+    const jobs = (where: ReadonlyArray<Statement.Fragment>, order: Statement.Fragment = sql``) =>
+      sql`SELECT ${columns} FROM improvement_jobs WHERE ${sql.and(where)} ${order}`.pipe(
         Effect.flatMap(decodeJobs),
         Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => new Improvement(row)))
       )
@@ -36,7 +35,7 @@ const layer = Layer.effect(
               ON CONFLICT (leaderboard_id) WHERE status = 'running' DO NOTHING
               RETURNING id`
             if (inserted.length > 0) return job
-            const running = yield* jobs("leaderboard_id = $1 AND status = 'running'", [job.leaderboard_id])
+            const running = yield* jobs([sql`leaderboard_id = ${job.leaderboard_id}`, sql`status = 'running'`])
             if (Option.isSome(running)) return running.value
           }
         }).pipe(Effect.orDie),
@@ -59,9 +58,9 @@ const layer = Layer.effect(
                 AS u(idx, key, prompt, input, reference, has_reference, answers)`
           }
         })).pipe(Effect.orDie),
-      find: (id) => jobs("id = $1", [id]).pipe(Effect.orDie),
+      find: (id) => jobs([sql`id = ${id}`]).pipe(Effect.orDie),
       latest: (leaderboardId) =>
-        jobs("leaderboard_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1", [leaderboardId]).pipe(Effect.orDie),
+        jobs([sql`leaderboard_id = ${leaderboardId}`], sql`ORDER BY created_at DESC, id DESC LIMIT 1`).pipe(Effect.orDie),
       pending: (jobId, after, size) =>
         sql<{ idx: number; key: string; prompt: PromptInput; input: string; reference: string | null; answers: Array<string> }>`
           SELECT idx, key, prompt, input, reference, answers FROM improvement_targets

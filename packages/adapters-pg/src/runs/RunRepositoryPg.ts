@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { Cause, DateTime, Deferred, Effect, Exit, Layer, Option, Queue, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { CandidateResult, type Cell, Run, RunDataset, RunInProgress, RunProgress, RunRepository, type RunStatus } from "@podium/domain/runs"
 import { storableText } from "@podium/domain/shared"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
@@ -15,18 +15,6 @@ const RunRow = Schema.Struct({
   finished_at: NullableTimestamp
 })
 const decodeRuns = Schema.decodeUnknownEffect(Schema.Array(RunRow))
-
-/** An active run's progress is counted from its cells; an ended run's was recorded when it ended. */
-const runColumns = `r.id::text AS id, r.leaderboard_id::text AS leaderboard_id, r.workspace_id::text AS workspace_id,
-  r.status, r.run_source, r.eval_type, r.model_ids::text[] AS model_ids, r.improve_dataset,
-  COALESCE(r.progress, (
-    SELECT jsonb_build_object(
-      'total', COALESCE((r.dataset ->> 'rows')::int, 0) * cardinality(r.model_ids),
-      'completed', count(*)::int,
-      'failed', (count(*) FILTER (WHERE c.error IS NOT NULL))::int)
-    FROM run_cells c WHERE c.run_id = r.id)) AS progress,
-  r.results, r.winner_leaderboard_model_id::text AS winner_leaderboard_model_id, r.dataset, r.error,
-  r.created_at, r.started_at, r.finished_at`
 
 interface PendingCell {
   readonly runId: string
@@ -49,8 +37,20 @@ const layer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
 
-    const runs = (where: string, params: ReadonlyArray<unknown>) =>
-      sql.unsafe(`SELECT ${runColumns} FROM runs r WHERE ${where}`, params).pipe(
+    /** An active run's progress is counted from its cells; an ended run's was recorded when it ended. */
+    const columns = sql`r.id::text AS id, r.leaderboard_id::text AS leaderboard_id, r.workspace_id::text AS workspace_id,
+      r.status, r.run_source, r.eval_type, r.model_ids::text[] AS model_ids, r.improve_dataset,
+      COALESCE(r.progress, (
+        SELECT jsonb_build_object(
+          'total', COALESCE((r.dataset ->> 'rows')::int, 0) * cardinality(r.model_ids),
+          'completed', count(*)::int,
+          'failed', (count(*) FILTER (WHERE c.error IS NOT NULL))::int)
+        FROM run_cells c WHERE c.run_id = r.id)) AS progress,
+      r.results, r.winner_leaderboard_model_id::text AS winner_leaderboard_model_id, r.dataset, r.error,
+      r.created_at, r.started_at, r.finished_at`
+
+    const runs = (where: ReadonlyArray<Statement.Fragment>, order: Statement.Fragment = sql``) =>
+      sql`SELECT ${columns} FROM runs r WHERE ${sql.and(where)} ${order}`.pipe(
         Effect.flatMap(decodeRuns),
         Effect.map((rows) => rows.map((row) => new Run(row)))
       )
@@ -91,7 +91,7 @@ const layer = Layer.effect(
     })))
 
     const find = (id: string) =>
-      runs("r.id = $1", [id]).pipe(Effect.map((found) => Option.fromNullishOr(found[0])), Effect.orDie)
+      runs([sql`r.id = ${id}`]).pipe(Effect.map((found) => Option.fromNullishOr(found[0])), Effect.orDie)
 
     return RunRepository.of({
       create: (run) =>
@@ -115,7 +115,7 @@ const layer = Layer.effect(
           yield* sql`UPDATE leaderboards SET status = 'running', version = version + 1 WHERE id = ${run.leaderboard_id}`
         })).pipe(Effect.catchTag("SqlError", Effect.die)),
       queuedBefore: (cutoff) =>
-        runs("r.status = 'queued' AND r.created_at < $1 ORDER BY r.created_at", [toDate(cutoff)]).pipe(Effect.orDie),
+        runs([sql`r.status = 'queued'`, sql`r.created_at < ${toDate(cutoff)}`], sql`ORDER BY r.created_at`).pipe(Effect.orDie),
       status: (id) =>
         sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${id}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), (row) => row.status)),
@@ -123,11 +123,10 @@ const layer = Layer.effect(
         ),
       find,
       list: (leaderboardId, page) =>
-        runs("r.leaderboard_id = $1 ORDER BY r.created_at DESC, r.id DESC LIMIT $2 OFFSET $3", [
-          leaderboardId,
-          page.limit,
-          page.offset
-        ]).pipe(Effect.orDie),
+        runs(
+          [sql`r.leaderboard_id = ${leaderboardId}`],
+          sql`ORDER BY r.created_at DESC, r.id DESC LIMIT ${page.limit} OFFSET ${page.offset}`
+        ).pipe(Effect.orDie),
       start: (runId, dataset, rows, now) =>
         sql.withTransaction(Effect.gen(function*() {
           const started = yield* sql`
