@@ -56,9 +56,9 @@ import {
   FineTunes,
   ModelInference,
   ModelLogs,
-  ModelDirectoryLive,
+  ModelDirectoryModels,
   Models,
-  ServiceModelsLive,
+  ServiceModelsDeployed,
   ModelWebhooks,
   AllowPrivateWebhooks,
   WebhookRetryBase
@@ -299,8 +299,8 @@ export const layerServices = (config: PodiumConfig) =>
         ModelInference.layer,
         CaseGenerator.layer
       ).pipe(
-        Layer.provide(ServiceModelsLive),
-        Layer.provideMerge(Leaderboards.layer.pipe(Layer.provide(ModelDirectoryLive))),
+        Layer.provide(ServiceModelsDeployed.layer),
+        Layer.provideMerge(Leaderboards.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
         Layer.provideMerge(ChatTargets.layer),
         Layer.provideMerge(CallBudgets.layer)
       )

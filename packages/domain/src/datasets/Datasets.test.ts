@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { Principal, PushTokenRepository, TokenSecrets } from "../access/index.ts"
 import { type ChallengeInput, type LeaderboardId, LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
 import { Links, type WorkspaceId } from "../shared/index.ts"
-import { IdGeneratorInOrder, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
+import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
 import { DatasetRepository } from "./DatasetRepository.ts"
 import { DatasetRepositoryMemory } from "./DatasetRepositoryMemory.ts"
 import { maxPushBytes, maxRowsPerPush } from "./DatasetRow.ts"
@@ -36,6 +36,7 @@ const layer = Datasets.layer.pipe(
     DatasetRepositoryMemory.layer,
     IdGeneratorInOrder.layer,
     SecretCipherSealing.layer,
+    ModelDirectoryEmpty.layer,
     pushTokens,
     secrets,
     links

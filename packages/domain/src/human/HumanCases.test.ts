@@ -1,7 +1,7 @@
 import { DateTime, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { IdGeneratorInOrder, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
+import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, ServiceModelsEmpty, uuid, workspaceOwner } from "../testing/index.ts"
 import { ChatProvider, ChatProviderFailed, ChatTargets, TraceWriter } from "../inference/index.ts"
 import { IntegrationRepository } from "../integrations/index.ts"
 import { type LeaderboardId, LeaderboardRepository, LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
@@ -67,7 +67,7 @@ const layer = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(HumanCaseRepositoryMemory.layer),
   Layer.provideMerge(LeaderboardRepositoryMemory.layer),
-  Layer.provideMerge(Layer.mergeAll(IdGeneratorInOrder.layer, SecretCipherSealing.layer, noIntegrations, noDocuments, tracesDropped, fixedAnswers)),
+  Layer.provideMerge(Layer.mergeAll(IdGeneratorInOrder.layer, SecretCipherSealing.layer, ModelDirectoryEmpty.layer, ServiceModelsEmpty.layer, noIntegrations, noDocuments, tracesDropped, fixedAnswers)),
   Layer.provideMerge(TestClock.layer())
 )
 

@@ -1,6 +1,6 @@
-import { Context, Effect } from "effect"
+import { Context, type Effect } from "effect"
 import type { WorkspaceId } from "../shared/index.ts"
-import { type ChatCompletion, ChatProviderFailed, type ChatRequest } from "./ChatProvider.ts"
+import type { ChatCompletion, ChatProviderFailed, ChatRequest } from "./ChatProvider.ts"
 
 export interface ServiceModelAnswer extends ChatCompletion {
   /** The model's version that answered. */
@@ -14,28 +14,13 @@ export interface ServiceModelAnswer extends ChatCompletion {
  * has no successful fine-tune or no active deployment fails like an upstream would
  * (`upstream_status` 404 or 409, with the reason), so callers treat it as any failing candidate.
  *
- * The default serves no model (every call fails 409): a composition without the models context
- * leaves Service candidates uncallable rather than failing to start.
+ * It has no default: a composition must provide it (the models context's `ServiceModelsDeployed`),
+ * so leaving it out does not compile.
  */
-export interface ServiceModels {
+export class ServiceModels extends Context.Service<ServiceModels, {
   readonly complete: (
     workspaceId: WorkspaceId,
     modelId: string,
     request: ChatRequest
   ) => Effect.Effect<ServiceModelAnswer, ChatProviderFailed>
-}
-
-export const ServiceModels = Context.Reference<ServiceModels>("@podium/domain/inference/ServiceModels", {
-  defaultValue: () => ({
-    complete: (_workspaceId, modelId) =>
-      Effect.fail(
-        new ChatProviderFailed({
-          candidate_id: modelId,
-          candidate_name: modelId,
-          reason: "models are not served here",
-          upstream_status: 409,
-          latency_ms: 0
-        })
-      )
-  })
-})
+}>()("@podium/domain/inference/ServiceModels") {}

@@ -1,7 +1,7 @@
 import { DateTime, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { IdGeneratorInOrder, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
+import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
 import type { CandidateId } from "./Leaderboard.ts"
 import { LeaderboardRepositoryMemory } from "./LeaderboardRepositoryMemory.ts"
 import { Leaderboards } from "./Leaderboards.ts"
@@ -11,7 +11,7 @@ import { Leaderboards } from "./Leaderboards.ts"
 
 
 const layer = Leaderboards.layer.pipe(
-  Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, IdGeneratorInOrder.layer, SecretCipherSealing.layer)),
+  Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, IdGeneratorInOrder.layer, SecretCipherSealing.layer, ModelDirectoryEmpty.layer)),
   Layer.provideMerge(TestClock.layer())
 )
 

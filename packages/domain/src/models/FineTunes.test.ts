@@ -6,7 +6,7 @@ import { ChatProvider, ChatTargets, TraceWriter } from "../inference/index.ts"
 import { HubDatasets, IntegrationRepository } from "../integrations/index.ts"
 import { LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
 import { RunDatasets } from "../runs/index.ts"
-import { IdGeneratorInOrder, SecretCipherSealing, workspaceOwner } from "../testing/index.ts"
+import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, workspaceOwner } from "../testing/index.ts"
 import { type BaseModel, baseModelId } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
@@ -38,6 +38,7 @@ const adapters = Layer.mergeAll(
   FineTuneRepositoryMemory.layer,
   IdGeneratorInOrder.layer,
   SecretCipherSealing.layer,
+  ModelDirectoryEmpty.layer,
   Layer.succeed(BaseModels, BaseModels.of({
     list: () => Effect.succeed([base]),
     find: (_, id) => Effect.succeed(id === base.id ? Option.some(base) : Option.none())

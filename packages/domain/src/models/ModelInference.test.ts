@@ -1,5 +1,7 @@
 import { DateTime, Effect, Layer, Option, Result } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, expectTypeOf, it } from "vitest"
+import type { Labellers } from "../datasets/index.ts"
+import type { CaseGenerator } from "../human/index.ts"
 import {
   CallBudgets,
   type ChatRequest,
@@ -7,11 +9,13 @@ import {
   ChatProviderFailed,
   type ChatTarget,
   ChatTargets,
+  type Inference,
   NoActiveDeployment,
   ServiceModels,
   TraceWriter
 } from "../inference/index.ts"
-import { LeaderboardRepositoryMemory, ModelDirectory } from "../leaderboards/index.ts"
+import { LeaderboardRepositoryMemory, type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
+import type { Runs } from "../runs/index.ts"
 import { NotFound, type WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
 import { defaultDeployment, ModelServing, type ServedVersion, type ServingModel } from "./Deployment.ts"
@@ -25,9 +29,9 @@ import {
   type VersionCall,
   exchangeOf,
   inferenceLogOf,
-  ModelDirectoryLive,
+  ModelDirectoryModels,
   ModelInference,
-  ServiceModelsLive,
+  ServiceModelsDeployed,
   unservable
 } from "./ModelInference.ts"
 import { ModelRepository } from "./ModelRepository.ts"
@@ -144,10 +148,10 @@ describe("unservable", () => {
   })
 })
 
-// ServiceModelsLive over small fakes of the ports it calls: a fixed serving copy, a chat provider
+// ServiceModelsDeployed over small fakes of the ports it calls: a fixed serving copy, a chat provider
 // that records what it is sent, the memory inference logs. No trace writer and no budgets are
 // provided: the layer needs neither.
-describe("ServiceModelsLive", () => {
+describe("ServiceModelsDeployed", () => {
   const target = (name: string): ChatTarget => ({
     candidateId: name,
     candidateName: name,
@@ -210,13 +214,13 @@ describe("ServiceModelsLive", () => {
       Layer.succeed(ChatTargets, { of: () => Effect.die("not used"), judge: (_, model) => Effect.succeed(target(model)) }),
       IdGeneratorInOrder.layer
     )
-    const layer = Layer.mergeAll(ServiceModelsLive, ModelInference.layer).pipe(
+    const layer = Layer.mergeAll(ServiceModelsDeployed.layer, ModelInference.layer).pipe(
       Layer.provideMerge(InferenceLogsMemory.layer),
       Layer.provide(Layer.succeed(CallBudgets, { reserve: () => Effect.succeedNone, settle: () => Effect.void })),
       Layer.provide(Layer.succeed(TraceWriter, { record: () => Effect.void, flush: Effect.void })),
       Layer.provideMerge(ports)
     )
-    const run = <A, E>(effect: Effect.Effect<A, E, InferenceLogReader | ModelInference>) => Effect.runPromise(Effect.provide(effect, layer))
+    const run = <A, E>(effect: Effect.Effect<A, E, InferenceLogReader | ModelInference | ServiceModels>) => Effect.runPromise(Effect.provide(effect, layer))
     return { sent, inFlight, run }
   }
 
@@ -307,7 +311,7 @@ describe("ServiceModelsLive", () => {
   })
 })
 
-describe("ModelDirectoryLive", () => {
+describe("ModelDirectoryModels", () => {
   const model = (id: string, workspace_id: string) =>
     newModel({ id: id as ModelId, workspace_id, name: id, created_at: at })
 
@@ -320,18 +324,26 @@ describe("ModelDirectoryLive", () => {
       yield* repository.softDelete(uuid(11), at)
       const directory = yield* ModelDirectory
       return yield* Effect.forEach([uuid(10), uuid(11), uuid(12), uuid(13)], (id) => directory.exists(workspace, id))
-    }).pipe(Effect.provide(ModelDirectoryLive.pipe(
+    }).pipe(Effect.provide(ModelDirectoryModels.layer.pipe(
       Layer.provideMerge(ModelRepositoryMemory.layer),
       Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, FineTuneRepositoryMemory.layer))
     ))))
     expect(found).toEqual([true, false, false, false])
   })
+})
 
-  it("knows no model without the models context", async () => {
+// Checked by the type check: a composition that leaves either port out does not compile.
+describe("ServiceModels and ModelDirectory", () => {
+  it("are needed by the use cases that call them, so they cannot be left unwired", () => {
+    expectTypeOf<ModelDirectory>().toExtend<Layer.Services<typeof Leaderboards.layer>>()
+    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Inference.layer>>()
+    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof CaseGenerator.layer>>()
+    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Labellers.layer>>()
+    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Runs.layer>>()
     const exists = Effect.gen(function*() {
       const directory = yield* ModelDirectory
       return yield* directory.exists(workspace, uuid(10))
     })
-    expect(await Effect.runPromise(exists)).toBe(false)
+    expectTypeOf(exists).toEqualTypeOf<Effect.Effect<boolean, never, ModelDirectory>>()
   })
 })

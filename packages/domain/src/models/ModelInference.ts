@@ -4,6 +4,7 @@ import {
   CallBudgets,
   type ChatCompletion,
   type ChatMessage,
+  type ChatRequest,
   ChatProvider,
   ChatProviderFailed,
   type ChatTarget,
@@ -348,55 +349,59 @@ export class ModelInference extends Context.Service<ModelInference, {
  * here: the leaderboard's caller does both, as for any candidate. Only a model of the candidate's
  * workspace answers.
  */
-export const ServiceModelsLive = Layer.effect(
-  ServiceModels,
-  Effect.gen(function*() {
-    const serving = yield* ModelServing
-    const calls = yield* VersionCaller
-    const ids = yield* IdGenerator
+export const ServiceModelsDeployed = {
+  layer: Layer.effect(
+    ServiceModels,
+    Effect.gen(function*() {
+      const serving = yield* ModelServing
+      const calls = yield* VersionCaller
+      const ids = yield* IdGenerator
 
-    const complete = Effect.fnUntraced(function*(
-      workspaceId: WorkspaceId,
-      modelId: string,
-      request: Parameters<ServiceModels["complete"]>[2]
-    ) {
-      const found = yield* serving.snapshot(modelId)
-      if (Option.isNone(found) || found.value.workspace_id !== workspaceId) {
-        return yield* unservable({ id: modelId, name: modelId }, new NotFound({ resource: "model", id: modelId }))
-      }
-      const model = found.value
-      const chosen = yield* calls.choose(model, null).pipe(Effect.mapError((e) => unservable(model, e)))
-      const exchange = exchangeOf(chosen, request)
-      // once the version is called the call is paid for: finish and log it even if the caller gives up
-      return yield* Effect.uninterruptible(Effect.gen(function*() {
-        const called = yield* calls.call(chosen, exchange)
-        yield* calls.log(chosen, exchange, called, { message_id: yield* ids.next, trace_id: null })
-        const { result } = called
-        if (Result.isFailure(result)) {
-          return yield* new ChatProviderFailed({
-            candidate_id: model.id,
-            candidate_name: model.name,
-            reason: redact(result.failure.reason, chosen.secret),
-            upstream_status: result.failure.upstream_status,
-            latency_ms: result.failure.latency_ms
-          })
+      const complete = Effect.fnUntraced(function*(
+        workspaceId: WorkspaceId,
+        modelId: string,
+        request: ChatRequest
+      ) {
+        const found = yield* serving.snapshot(modelId)
+        if (Option.isNone(found) || found.value.workspace_id !== workspaceId) {
+          return yield* unservable({ id: modelId, name: modelId }, new NotFound({ resource: "model", id: modelId }))
         }
-        return { ...result.success, body: answeredAs(result.success.body, model.name), version_id: chosen.version.id }
-      }))
-    }, hotSpan("ServiceModels.complete"))
+        const model = found.value
+        const chosen = yield* calls.choose(model, null).pipe(Effect.mapError((e) => unservable(model, e)))
+        const exchange = exchangeOf(chosen, request)
+        // once the version is called the call is paid for: finish and log it even if the caller gives up
+        return yield* Effect.uninterruptible(Effect.gen(function*() {
+          const called = yield* calls.call(chosen, exchange)
+          yield* calls.log(chosen, exchange, called, { message_id: yield* ids.next, trace_id: null })
+          const { result } = called
+          if (Result.isFailure(result)) {
+            return yield* new ChatProviderFailed({
+              candidate_id: model.id,
+              candidate_name: model.name,
+              reason: redact(result.failure.reason, chosen.secret),
+              upstream_status: result.failure.upstream_status,
+              latency_ms: result.failure.latency_ms
+            })
+          }
+          return { ...result.success, body: answeredAs(result.success.body, model.name), version_id: chosen.version.id }
+        }))
+      }, hotSpan("ServiceModels.complete"))
 
-    return { complete }
-  })
-).pipe(Layer.provide(VersionCaller.layer))
+      return ServiceModels.of({ complete })
+    })
+  ).pipe(Layer.provide(VersionCaller.layer))
+}
 
 /** The leaderboards' view of models: a model exists for a workspace when it is one of its own and not deleted. */
-export const ModelDirectoryLive = Layer.effect(
-  ModelDirectory,
-  Effect.gen(function*() {
-    const models = yield* ModelRepository
-    return {
-      exists: (workspaceId: WorkspaceId, modelId: string) =>
-        Effect.map(models.find(modelId), Option.exists((m) => m.workspace_id === workspaceId))
-    }
-  })
-)
+export const ModelDirectoryModels = {
+  layer: Layer.effect(
+    ModelDirectory,
+    Effect.gen(function*() {
+      const models = yield* ModelRepository
+      return ModelDirectory.of({
+        exists: (workspaceId, modelId) =>
+          Effect.map(models.find(modelId), Option.exists((m) => m.workspace_id === workspaceId))
+      })
+    })
+  )
+}

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { IntegrationRepository, type StoredIntegration } from "../integrations/index.ts"
 import { LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
 import { IdGenerator, SecretCipher, type WorkspaceId } from "../shared/index.ts"
-import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
+import { IdGeneratorInOrder, ModelDirectoryEmpty, uuid, workspaceOwner } from "../testing/index.ts"
 import {
   type AutoSelectRequest,
   type AutoSelectRules,
@@ -363,7 +363,7 @@ describe("AutoSelection", () => {
         latency: (id, token) => Effect.sync(() => (calls.push(`latency ${id} ${Redacted.value(token)}`), []))
       })
     )
-    const layer = AutoSelection.layer.pipe(Layer.provideMerge(Leaderboards.layer), Layer.provide(ports))
+    const layer = AutoSelection.layer.pipe(Layer.provideMerge(Leaderboards.layer), Layer.provide(ports), Layer.provide(ModelDirectoryEmpty.layer))
     return { calls, run: <A, E>(effect: Effect.Effect<A, E, AutoSelection | Leaderboards>) => Effect.runPromise(Effect.provide(effect, layer)) }
   }
 

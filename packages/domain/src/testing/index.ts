@@ -1,5 +1,7 @@
 import { DateTime, Effect, Layer } from "effect"
 import { Membership, Principal, User } from "../access/index.ts"
+import { ChatProviderFailed, ServiceModels } from "../inference/index.ts"
+import { ModelDirectory } from "../leaderboards/index.ts"
 import { IdGenerator, SecretCipher, type UserId, type WorkspaceId } from "../shared/index.ts"
 
 /**
@@ -27,6 +29,25 @@ export const IdGeneratorInOrder = {
 /** Seals anything to "sealed"; opening is not part of these tests. */
 export const SecretCipherSealing = {
   layer: Layer.succeed(SecretCipher, { seal: () => Effect.succeed("sealed"), open: () => Effect.die("not used") })
+}
+
+/** For use cases whose tests name no Service candidate: no workspace has a model. */
+export const ModelDirectoryEmpty = {
+  layer: Layer.succeed(ModelDirectory, ModelDirectory.of({ exists: () => Effect.succeed(false) }))
+}
+
+/** No model is served: a Service candidate fails as one naming a model that does not exist. */
+export const ServiceModelsEmpty = {
+  layer: Layer.succeed(ServiceModels, ServiceModels.of({
+    complete: (_, modelId) =>
+      Effect.fail(new ChatProviderFailed({
+        candidate_id: modelId,
+        candidate_name: modelId,
+        reason: "model not found",
+        upstream_status: 404,
+        latency_ms: 0
+      }))
+  }))
 }
 
 /** A signed-in user `n` who owns their personal workspace `uuid(n)`. */
