@@ -11,7 +11,8 @@ import { describe, expect, it } from "vitest"
  * - adapters import neither the server nor another adapter; nothing but the server imports the server;
  * - the domain is one folder per bounded context (`src/<context>/`): a file reaches another context
  *   only through that context's `index.ts`, and code outside the domain only through
- *   `@podium/domain/<context>`.
+ *   `@podium/domain/<context>`;
+ * - contexts depend on each other one way (type imports included), and `shared/` on none.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
@@ -163,6 +164,61 @@ export const contextRule: Rule = (specifier, file) => {
     : `reaches into the internals of context "${other}": import "../${other}/index.ts"`
 }
 
+export interface ContextEdge {
+  readonly from: string
+  readonly to: string
+  readonly file: string
+  readonly line: number
+  readonly specifier: string
+}
+
+/**
+ * The imports of a domain file into other contexts, type-only ones included. A test's import of
+ * the test support (`testing/`, which itself builds on the contexts) is not an edge: only tests use it.
+ */
+export const contextEdges = (file: string, source: string): Array<ContextEdge> => {
+  const from = contextOf(file)
+  if (from === undefined) return []
+  return importSites(file, source).flatMap(({ line, specifier }): Array<ContextEdge> => {
+    if (specifier === undefined || !isRelative(specifier)) return []
+    const to = contextOf(resolve(dirname(file), specifier))
+    if (to === undefined || to === from || (to === "testing" && isTestFile(file))) return []
+    return [{ from, to, file: relative(root, file), line, specifier }]
+  })
+}
+
+/** The contexts on a shortest way from `start` to `goal` along the edges, both ends included. */
+const wayBetween = (edges: ReadonlyArray<ContextEdge>, start: string, goal: string): Array<string> | undefined => {
+  const cameFrom = new Map<string, string | undefined>([[start, undefined]])
+  const queue = [start]
+  for (let context = queue.shift(); context !== undefined; context = queue.shift()) {
+    if (context === goal) {
+      const way = [context]
+      for (let before = cameFrom.get(context); before !== undefined; before = cameFrom.get(before)) way.unshift(before)
+      return way
+    }
+    for (const edge of edges) {
+      if (edge.from === context && !cameFrom.has(edge.to)) {
+        cameFrom.set(edge.to, context)
+        queue.push(edge.to)
+      }
+    }
+  }
+  return undefined
+}
+
+/** Every import on a cycle between contexts: it goes `from -> to` while `to` already reaches `from`. */
+export const contextCycles = (edges: ReadonlyArray<ContextEdge>): Array<Violation> =>
+  edges.flatMap((edge): Array<Violation> => {
+    const back = wayBetween(edges, edge.to, edge.from)
+    return back === undefined ? [] : [{
+      file: edge.file,
+      line: edge.line,
+      specifier: edge.specifier,
+      reason: `closes the cycle ${[edge.from, ...back].join(" -> ")}`
+    }]
+  })
+
 /** Outside the domain, a context is its package entry `@podium/domain/<context>`. */
 export const domainEntryRule: Rule = (specifier) =>
   specifier.startsWith("@podium/domain") && !/^@podium\/domain\/[a-z]+$/.test(specifier)
@@ -244,6 +300,19 @@ describe("import boundaries", () => {
 
   it("domain contexts reach each other only through their index.ts", () => {
     const violations = checkDir(domainSrc, contextRule)
+    expect(violations, format(violations)).toEqual([])
+  })
+
+  it("domain contexts depend on each other one way: no cycle, type imports included", () => {
+    const edges = sourceFiles(domainSrc).flatMap((file) => contextEdges(file, readFileSync(file, "utf8")))
+    expect(edges.length).toBeGreaterThan(10)
+    const violations = contextCycles(edges)
+    expect(violations, format(violations)).toEqual([])
+  })
+
+  it("shared/ imports no context", () => {
+    const edges = sourceFiles(join(domainSrc, "shared")).flatMap((file) => contextEdges(file, readFileSync(file, "utf8")))
+    const violations = edges.map((edge): Violation => ({ ...edge, reason: `shared depends on no context, not "${edge.to}"` }))
     expect(violations, format(violations)).toEqual([])
   })
 
@@ -417,6 +486,41 @@ describe("the import checker", () => {
     expect(specifiers(httpFile, outside, domainEntryRule)).toEqual([
       "@podium/domain/shared/Ids",
       "@podium/domain/access/index.ts"
+    ])
+  })
+
+  it("finds the imports between contexts, type-only ones too, but not a test's use of the test support", () => {
+    const source = `
+      import { Effect } from "effect"
+      import { Trace } from "./Trace.ts"
+      import type { Candidate } from "../leaderboards/index.ts"
+      export type { WorkspaceId } from "../shared/index.ts"
+      import { uuid } from "../testing/index.ts"
+      type Members = typeof import("../access/index.ts")
+    `
+    const edgesOf = (file: string) => contextEdges(file, source).map((e) => [e.from, e.to, e.line])
+    const inferenceFile = join(domainSrc, "inference", "Sample.ts")
+    expect(edgesOf(inferenceFile)).toEqual([
+      ["inference", "leaderboards", 4],
+      ["inference", "shared", 5],
+      ["inference", "testing", 6],
+      ["inference", "access", 7]
+    ])
+    expect(edgesOf(inferenceFile.replace(/\.ts$/, ".test.ts")).map(([, to]) => to)).toEqual(["leaderboards", "shared", "access"])
+    expect(contextEdges(httpFile, source)).toEqual([])
+  })
+
+  it("names each import that closes a cycle between contexts", () => {
+    const edge = (from: string, to: string, line: number): ContextEdge => ({ from, to, line, file: `${from}.ts`, specifier: `../${to}/index.ts` })
+    const oneWay = [edge("runs", "leaderboards", 1), edge("leaderboards", "shared", 2), edge("runs", "shared", 3)]
+    expect(contextCycles(oneWay)).toEqual([])
+    const cycles = contextCycles([...oneWay, edge("shared", "access", 4), edge("access", "runs", 5), edge("inference", "shared", 6)])
+    expect(cycles.map((v) => [v.line, v.reason])).toEqual([
+      [1, "closes the cycle runs -> leaderboards -> shared -> access -> runs"],
+      [2, "closes the cycle leaderboards -> shared -> access -> runs -> leaderboards"],
+      [3, "closes the cycle runs -> shared -> access -> runs"],
+      [4, "closes the cycle shared -> access -> runs -> shared"],
+      [5, "closes the cycle access -> runs -> shared -> access"]
     ])
   })
 

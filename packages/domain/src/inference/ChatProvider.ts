@@ -1,5 +1,8 @@
 import { Context, type Effect, type Option, type Redacted, Schema } from "effect"
 import type { AuthType, Platform } from "../leaderboards/index.ts"
+import type { ChatMessage } from "../shared/index.ts"
+
+export type { ChatMessage }
 
 /** Where and how to call one candidate (Router, Hub or Custom; Service goes to model inference). */
 export interface ChatTarget {
@@ -16,11 +19,6 @@ export interface ChatTarget {
   readonly token: Option.Option<Redacted.Redacted<string>>
   readonly inputPricePerMTokens: number | null
   readonly outputPricePerMTokens: number | null
-}
-
-export interface ChatMessage {
-  readonly role: string
-  readonly content: string
 }
 
 export interface ChatRequest {

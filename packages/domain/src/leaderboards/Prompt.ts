@@ -1,6 +1,5 @@
 import { Result } from "effect"
-import { InvalidInput } from "../shared/index.ts"
-import type { ChatMessage } from "../inference/index.ts"
+import { type ChatMessage, InvalidInput } from "../shared/index.ts"
 
 export interface PromptInput {
   readonly input?: string | undefined

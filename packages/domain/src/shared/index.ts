@@ -1,3 +1,4 @@
+export * from "./ChatMessage.ts"
 export * from "./CommonErrors.ts"
 export * from "./IdGenerator.ts"
 export * from "./Ids.ts"
