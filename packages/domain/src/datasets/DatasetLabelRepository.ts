@@ -27,8 +27,3 @@ export class DatasetLabelRepository extends Context.Service<DatasetLabelReposito
   readonly publish: (job: LabelJob, now: DateTime.Utc) => Effect.Effect<Option.Option<number>>
   readonly fail: (job: LabelJob, error: string, now: DateTime.Utc) => Effect.Effect<void>
 }>()("@podium/domain/datasets/DatasetLabelRepository") {}
-
-/** Runs a job durably: enqueued before `start` answers, resumed after a restart. */
-export class DatasetLabelQueue extends Context.Service<DatasetLabelQueue, {
-  readonly enqueue: (job: LabelJob) => Effect.Effect<void>
-}>()("@podium/domain/datasets/DatasetLabelQueue") {}

@@ -1,7 +1,6 @@
-import { Context, type DateTime, type Effect, type Option, Result, Schema } from "effect"
+import { Result, Schema } from "effect"
 import { InvalidInput } from "../shared/index.ts"
-import type { Artifact, DeploymentStatus } from "./ModelVersion.ts"
-import type { Trainer } from "./BaseModel.ts"
+import type { DeploymentStatus } from "./ModelVersion.ts"
 
 /** Deploy options of the spec, all optional; the ranges are the spec's. */
 export const DeployOptions = Schema.Struct({
@@ -41,58 +40,3 @@ export const deploymentOf = (options: DeployOptions): Result.Result<Deployment, 
  * model becomes active. Only a version that is not deploying or active can be deployed.
  */
 export const deployable = (status: DeploymentStatus): boolean => status === "none" || status === "failed" || status === "stopped"
-
-/** A version that serves (or is being deployed), as model inference reads it. */
-export interface ServedVersion {
-  readonly id: string
-  readonly trainer: Trainer
-  readonly artifact: Artifact
-  readonly deployment_status: DeploymentStatus
-  readonly deployment: Deployment | null
-  readonly deployed_at: DateTime.Utc | null
-}
-
-/** What serving a model needs on every call. */
-export interface ServingModel {
-  readonly id: string
-  readonly workspace_id: string
-  readonly name: string
-  readonly leaderboard_ids: ReadonlyArray<string>
-  readonly fine_tuned: boolean
-  /** Versions whose deployment is active, the most recently deployed first. */
-  readonly active: ReadonlyArray<ServedVersion>
-  readonly webhook_enabled: boolean
-}
-
-/**
- * Serving copies: read on every model inference, so an instance keeps them and the database's
- * change announcements (model, versions' deployments, webhook) keep them current.
- */
-export class ModelServing extends Context.Service<ModelServing, {
-  readonly snapshot: (modelId: string) => Effect.Effect<Option.Option<ServingModel>>
-  /** Any version of the model (an exact-version call names one that may not be active). */
-  readonly version: (modelId: string, versionId: string) => Effect.Effect<Option.Option<ServedVersion>>
-}>()("@podium/domain/models/ModelServing") {}
-
-/**
- * Deployments of versions. `start` marks a version `deploying` with its settings (from `none`,
- * `failed` or `stopped`; false when it is deploying or active already, or not the model's);
- * `finish` ends a deploying version: `active` (the model's active version before it becomes
- * `stopped`, in the same transaction) or `failed` with the reason.
- */
-export class DeploymentRepository extends Context.Service<DeploymentRepository, {
-  readonly start: (modelId: string, versionId: string, deployment: Deployment, now: DateTime.Utc) => Effect.Effect<boolean>
-  /** Versions deploying since before `cutoff` (their check may never have been enqueued), with when they were asked. */
-  readonly deployingBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly requested_at: DateTime.Utc }>>
-  readonly finish: (
-    versionId: string,
-    outcome: { readonly status: "active" } | { readonly status: "failed"; readonly error: string },
-    now: DateTime.Utc
-  ) => Effect.Effect<boolean>
-}>()("@podium/domain/models/DeploymentRepository") {}
-
-/** Runs a deployment durably (its check may take a while); resumed after a restart. */
-export class DeploymentQueue extends Context.Service<DeploymentQueue, {
-  /** `requestedAt` tells one deployment of a version from a later one. */
-  readonly enqueue: (versionId: string, requestedAt: string) => Effect.Effect<void>
-}>()("@podium/domain/models/DeploymentQueue") {}

@@ -37,7 +37,9 @@ import {
   NoTrainingData,
   TrainingFailed
 } from "./ModelErrors.ts"
-import { FineTuneQueue, FineTuneRepository, ModelRepository, type TrainingExample } from "./ModelRepository.ts"
+import { FineTuneQueue } from "./FineTuneQueue.ts"
+import { FineTuneRepository, type TrainingExample } from "./FineTuneRepository.ts"
+import { ModelRepository } from "./ModelRepository.ts"
 import { Models } from "./Models.ts"
 import { type Artifact, ModelVersion, withDemonstrations } from "./ModelVersion.ts"
 import { chatJsonl, demonstrationSets, examplesOf, holdOut, type LearnableRow, pick, selectRows } from "./TrainingData.ts"

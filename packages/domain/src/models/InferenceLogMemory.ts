@@ -1,7 +1,11 @@
 import { Context, DateTime, Effect, Layer, Option, Ref } from "effect"
 import { storableJson } from "../shared/index.ts"
-import { type InferenceLog, InferenceLogReader, InferenceLogWriter } from "./InferenceLog.ts"
-import { type ModelWebhook, type OutboxEntry, type WebhookDelivery, WebhookOutbox, WebhookRepository } from "./Webhook.ts"
+import type { InferenceLog } from "./InferenceLog.ts"
+import { InferenceLogReader } from "./InferenceLogReader.ts"
+import { InferenceLogWriter } from "./InferenceLogWriter.ts"
+import type { ModelWebhook, OutboxEntry, WebhookDelivery } from "./Webhook.ts"
+import { WebhookOutbox } from "./WebhookOutbox.ts"
+import { WebhookRepository } from "./WebhookRepository.ts"
 
 /** A jsonb column: its text made storable, and only what JSON keeps. */
 const json = <A>(value: A): A => JSON.parse(JSON.stringify(storableJson(value)))

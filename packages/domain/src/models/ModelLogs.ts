@@ -1,7 +1,8 @@
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../access/index.ts"
 import type { NotFound } from "../shared/index.ts"
-import { type InferenceLog, InferenceLogReader, maxLogsPerPage } from "./InferenceLog.ts"
+import { type InferenceLog, maxLogsPerPage } from "./InferenceLog.ts"
+import { InferenceLogReader } from "./InferenceLogReader.ts"
 import { Models } from "./Models.ts"
 
 /** A model's inference logs, for those who can see the model. */

@@ -5,7 +5,8 @@ import { runningRejection } from "./Assignment.ts"
 import { FineTuneRun, isActive } from "./FineTuneRun.ts"
 import { Model } from "./Model.ts"
 import { FineTuneInProgress } from "./ModelErrors.ts"
-import { FineTuneRepository, ModelRepository, type TrainingExample } from "./ModelRepository.ts"
+import { FineTuneRepository, type TrainingExample } from "./FineTuneRepository.ts"
+import { ModelRepository } from "./ModelRepository.ts"
 import { ModelVersion } from "./ModelVersion.ts"
 
 /** What a Postgres constraint refuses: a defect there, so one here. */

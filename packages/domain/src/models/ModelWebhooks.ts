@@ -1,19 +1,14 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { Principal } from "../access/index.ts"
 import { InvalidInput, type NotFound, SecretCipher } from "../shared/index.ts"
-import { type InferenceLog, InferenceLogReader } from "./InferenceLog.ts"
+import type { InferenceLog } from "./InferenceLog.ts"
+import { InferenceLogReader } from "./InferenceLogReader.ts"
 import { ModelRepository } from "./ModelRepository.ts"
 import { Models } from "./Models.ts"
-import {
-  type DeliveryOutcome,
-  deliveryOutcome,
-  type OutboxEntry,
-  undeliverable,
-  WebhookOutbox,
-  WebhookRepository,
-  WebhookSender,
-  webhookTarget
-} from "./Webhook.ts"
+import { type DeliveryOutcome, deliveryOutcome, type OutboxEntry, undeliverable, webhookTarget } from "./Webhook.ts"
+import { WebhookOutbox } from "./WebhookOutbox.ts"
+import { WebhookRepository } from "./WebhookRepository.ts"
+import { WebhookSender } from "./WebhookSender.ts"
 
 /** ALLOW_PRIVATE_NETWORK_TARGETS: webhooks may point at loopback and plain http (tests, local development). */
 export const AllowPrivateWebhooks = Context.Reference<boolean>("@podium/domain/models/AllowPrivateWebhooks", {

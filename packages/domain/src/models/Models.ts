@@ -15,7 +15,8 @@ import { BaseModels } from "./BaseModels.ts"
 import { isActive } from "./FineTuneRun.ts"
 import { type CreateModelInput, creationModes, mergeExtra, Model, type ModelId, newModel, nextFineTune, type UpdateModelInput } from "./Model.ts"
 import { type AssignmentRejected, NoSuccessfulFineTune } from "./ModelErrors.ts"
-import { FineTuneRepository, ModelRepository } from "./ModelRepository.ts"
+import { FineTuneRepository } from "./FineTuneRepository.ts"
+import { ModelRepository } from "./ModelRepository.ts"
 
 type Page = { readonly limit: number; readonly offset: number }
 

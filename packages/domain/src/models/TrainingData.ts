@@ -1,7 +1,7 @@
 import type { ChatMessage } from "../inference/index.ts"
 import { seededRandom } from "../runs/index.ts"
 import type { SelectionAlgorithm } from "./Model.ts"
-import type { TrainingExample } from "./ModelRepository.ts"
+import type { TrainingExample } from "./FineTuneRepository.ts"
 
 /** A consolidated row a model can learn from: the prompt as its leaderboard asks it, and the reference. */
 export interface LearnableRow {

@@ -1,4 +1,4 @@
-import { Context, DateTime, Duration, type Effect, type Option, Result, Schema } from "effect"
+import { DateTime, Duration, Result, Schema } from "effect"
 import { InvalidInput } from "../shared/index.ts"
 
 /** A model's `model.inference` webhook: where, whether on, and its signing secret (sealed at rest). */
@@ -44,35 +44,10 @@ export const webhookTarget = (
   return Result.succeed(url.toString())
 }
 
-/** The webhooks of models, and the deliveries waiting in the outbox. */
-export class WebhookRepository extends Context.Service<WebhookRepository, {
-  readonly find: (modelId: string) => Effect.Effect<Option.Option<ModelWebhook>>
-  /** Sets (or, with url null, clears and disables) the model's webhook. */
-  readonly save: (webhook: ModelWebhook | { readonly model_id: string; readonly url: null; readonly updated_at: DateTime.Utc }) => Effect.Effect<void>
-}>()("@podium/domain/models/WebhookRepository") {}
-
 /** One signed delivery's answer: a status code, or why there was none. */
 export type SendResult =
   | { readonly _tag: "Answered"; readonly status: number }
   | { readonly _tag: "NotSent"; readonly reason: string }
-
-/**
- * Sends a webhook per Standard Webhooks: `webhook-id`, `webhook-timestamp` (unix seconds) and
- * `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed by the secret's
- * bytes>`; no redirects followed; the connected address must be public unless private targets
- * are allowed.
- */
-export class WebhookSender extends Context.Service<WebhookSender, {
-  readonly send: (input: {
-    readonly url: string
-    readonly secret: string
-    readonly messageId: string
-    readonly timestamp: DateTime.Utc
-    readonly body: string
-  }) => Effect.Effect<SendResult>
-  /** A new `whsec_` secret (24 random bytes, base64). */
-  readonly newSecret: Effect.Effect<string>
-}>()("@podium/domain/models/WebhookSender") {}
 
 /** A delivery waiting in the outbox: one per stored log of a model whose webhook was on. */
 export interface OutboxEntry {
@@ -132,15 +107,3 @@ export const undeliverable = (entry: Pick<OutboxEntry, "log_id" | "attempts">, r
   delivery: { status: "failed", attempts: entry.attempts + 1, last_status_code: null, last_error: reason, delivered_at: null },
   next: null
 })
-
-/**
- * The durable outbox of `model.inference` deliveries. Rows are written with their log (see
- * InferenceLogWriter). `claim` leases due rows (each to one claimer at a time across instances, for
- * `lease`); `record` stores outcomes, each in its log's `metadata.webhook_delivery`, and, in the
- * same transaction, either schedules the entry's next attempt (`next`) or removes it (null: done,
- * delivered or given up). An entry already removed is not written over.
- */
-export class WebhookOutbox extends Context.Service<WebhookOutbox, {
-  readonly claim: (now: DateTime.Utc, limit: number, lease: { readonly seconds: number }) => Effect.Effect<ReadonlyArray<OutboxEntry>>
-  readonly record: (outcomes: ReadonlyArray<DeliveryOutcome>) => Effect.Effect<void>
-}>()("@podium/domain/models/WebhookOutbox") {}

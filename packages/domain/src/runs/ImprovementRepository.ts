@@ -32,8 +32,3 @@ export class ImprovementRepository extends Context.Service<ImprovementRepository
   /** What the latest succeeded run's candidates answered, by input key. */
   readonly latestAnswers: (leaderboardId: string) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>>
 }>()("@podium/domain/runs/ImprovementRepository") {}
-
-/** Runs an improve-dataset job durably. */
-export class ImprovementQueue extends Context.Service<ImprovementQueue, {
-  readonly enqueue: (job: Improvement) => Effect.Effect<void>
-}>()("@podium/domain/runs/ImprovementQueue") {}

@@ -64,8 +64,3 @@ export class RunRepository extends Context.Service<RunRepository, {
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<ReadonlyArray<ResultRow>>
 }>()("@podium/domain/runs/RunRepository") {}
-
-/** Runs a run durably: enqueued before `start` answers, resumed after a restart. */
-export class RunQueue extends Context.Service<RunQueue, {
-  readonly enqueue: (run: Run) => Effect.Effect<void>
-}>()("@podium/domain/runs/RunQueue") {}

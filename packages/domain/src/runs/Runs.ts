@@ -35,7 +35,8 @@ import { type Agreement, agreement } from "./Agreement.ts"
 import { HumanVerdicts } from "./HumanVerdicts.ts"
 import { chooseRows, mapRows } from "./RunRows.ts"
 import { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "./RunErrors.ts"
-import { type ResultRow, RunQueue, RunRepository } from "./RunRepository.ts"
+import { RunQueue } from "./RunQueue.ts"
+import { type ResultRow, RunRepository } from "./RunRepository.ts"
 import { exactMatch, judgeModelOf, judgeRequest, parseJudgeReply } from "./Scoring.ts"
 
 /** Calls in flight at once per candidate (RUN_CONCURRENCY). */

@@ -1,0 +1,19 @@
+import { Context, type DateTime, type Effect } from "effect"
+import type { Deployment } from "./Deployment.ts"
+
+/**
+ * Deployments of versions. `start` marks a version `deploying` with its settings (from `none`,
+ * `failed` or `stopped`; false when it is deploying or active already, or not the model's);
+ * `finish` ends a deploying version: `active` (the model's active version before it becomes
+ * `stopped`, in the same transaction) or `failed` with the reason.
+ */
+export class DeploymentRepository extends Context.Service<DeploymentRepository, {
+  readonly start: (modelId: string, versionId: string, deployment: Deployment, now: DateTime.Utc) => Effect.Effect<boolean>
+  /** Versions deploying since before `cutoff` (their check may never have been enqueued), with when they were asked. */
+  readonly deployingBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly requested_at: DateTime.Utc }>>
+  readonly finish: (
+    versionId: string,
+    outcome: { readonly status: "active" } | { readonly status: "failed"; readonly error: string },
+    now: DateTime.Utc
+  ) => Effect.Effect<boolean>
+}>()("@podium/domain/models/DeploymentRepository") {}
