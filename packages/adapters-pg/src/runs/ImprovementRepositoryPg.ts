@@ -1,7 +1,7 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { Improvement, ImprovementRepository, inputKey } from "@podium/domain/runs"
-import type { PromptInput } from "@podium/domain/leaderboards"
+import type { PromptInput } from "@podium/domain/inference"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
 const JobRow = Schema.Struct({ ...Improvement.fields, created_at: Timestamp, finished_at: NullableTimestamp })

@@ -1,7 +1,7 @@
 import { DateTime, Option, Schema } from "effect"
 import type { Candidate, Leaderboard } from "../leaderboards/index.ts"
-import type { ChatMessage } from "../inference/index.ts"
-import type { PromptInput } from "../leaderboards/index.ts"
+import type { PromptInput } from "../inference/index.ts"
+import type { ChatMessage } from "../shared/index.ts"
 
 export const LabelJobStatus = Schema.Literals(["running", "succeeded", "failed"])
 

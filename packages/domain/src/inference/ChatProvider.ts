@@ -2,8 +2,6 @@ import { Context, type Effect, type Option, type Redacted, Schema } from "effect
 import type { AuthType, Platform } from "../leaderboards/index.ts"
 import type { ChatMessage } from "../shared/index.ts"
 
-export type { ChatMessage }
-
 /** Where and how to call one candidate (Router, Hub or Custom; Service goes to model inference). */
 export interface ChatTarget {
   readonly candidateId: string

@@ -4,7 +4,6 @@ import {
   type Leaderboard,
   LeaderboardArchived,
   type LeaderboardId,
-  buildMessages,
   Leaderboards,
 } from "../leaderboards/index.ts"
 import { type InvalidInput, type NotFound, hotSpan, IdGenerator } from "../shared/index.ts"
@@ -18,6 +17,7 @@ import type { Trace } from "./Trace.ts"
 import { ChatTargets, isCallable } from "./ChatTargets.ts"
 import { ServiceModels } from "./ServiceModels.ts"
 import type { InferenceRequest } from "./InferenceRequest.ts"
+import { buildMessages } from "./Prompt.ts"
 
 export interface Served {
   /** The upstream's JSON, as it arrived. */

@@ -4,7 +4,7 @@ const Text = Schema.String.check(Schema.isMaxLength(1_000_000))
 
 /**
  * An inference request, through a leaderboard or a model alike. Its input becomes the conversation
- * by `requestMessages` (leaderboards' Prompt): `messages` when non-empty, else exactly one of input,
+ * by `requestMessages` (Prompt.ts): `messages` when non-empty, else exactly one of input,
  * prompt, question and query. Open: other properties (e.g. `model` from OpenAI clients) are
  * accepted and ignored.
  */

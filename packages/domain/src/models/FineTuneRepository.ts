@@ -1,5 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { ChatMessage } from "../inference/index.ts"
+import type { ChatMessage } from "../shared/index.ts"
 import type { FineTuneEvent, FineTuneRun, FineTuneStatus, Gate, RemoteJobRef, TrainingDataset } from "./FineTuneRun.ts"
 import type { FineTuneInProgress } from "./ModelErrors.ts"
 import type { Artifact, ModelVersion } from "./ModelVersion.ts"

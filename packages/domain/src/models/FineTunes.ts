@@ -1,8 +1,8 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule } from "effect"
 import type { Principal } from "../access/index.ts"
 import { DatasetRepository } from "../datasets/index.ts"
-import { type ChatMessage, ChatProvider, type ChatTarget, ChatTargets, TraceWriter } from "../inference/index.ts"
-import { buildMessages, type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
+import { buildMessages, ChatProvider, type ChatTarget, ChatTargets, TraceWriter } from "../inference/index.ts"
+import { type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
 import {
   type DatasetMissing,
   type DatasetUnavailable,
@@ -14,7 +14,7 @@ import {
   RunDatasets
 } from "../runs/index.ts"
 import type { IntegrationUnavailable } from "../integrations/index.ts"
-import { IdGenerator, NotFound, storableText, storeThenEnqueue, type WorkspaceId } from "../shared/index.ts"
+import { type ChatMessage, IdGenerator, NotFound, storableText, storeThenEnqueue, type WorkspaceId } from "../shared/index.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import {

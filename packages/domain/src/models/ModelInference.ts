@@ -3,7 +3,6 @@ import { type BudgetExceeded, boundCall, chargeOf, priceSubject, type Principal,
 import {
   CallBudgets,
   type ChatCompletion,
-  type ChatMessage,
   type ChatRequest,
   ChatProvider,
   ChatProviderFailed,
@@ -11,13 +10,14 @@ import {
   ChatTargets,
   type InferenceRequest,
   NoActiveDeployment,
+  requestMessages,
   ServiceModels,
   StreamingUnsupported,
   TraceWriter,
   UpstreamFailed
 } from "../inference/index.ts"
-import { ModelDirectory, requestMessages } from "../leaderboards/index.ts"
-import { hotSpan, IdGenerator, type InvalidInput, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
+import { ModelDirectory } from "../leaderboards/index.ts"
+import { type ChatMessage, hotSpan, IdGenerator, type InvalidInput, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
 import { defaultDeployment, type Deployment } from "./Deployment.ts"
 import { ModelServing, type ServedVersion, type ServingModel } from "./ModelServing.ts"
 import { versionTarget } from "./Deployments.ts"

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import type { ChatMessage } from "../inference/index.ts"
+import type { ChatMessage } from "../shared/index.ts"
 import { BaseModel, Trainer } from "./BaseModel.ts"
 import { Deployment } from "./Deployment.ts"
 

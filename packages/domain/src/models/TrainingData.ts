@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../inference/index.ts"
+import type { ChatMessage } from "../shared/index.ts"
 import { seededRandom } from "../runs/index.ts"
 import type { SelectionAlgorithm } from "./Model.ts"
 import type { TrainingExample } from "./FineTuneRepository.ts"

@@ -1,5 +1,6 @@
 import { DateTime, Result, Schema } from "effect"
-import { type Candidate, type Leaderboard, LeaderboardArchived, type PromptInput } from "../leaderboards/index.ts"
+import type { PromptInput } from "../inference/index.ts"
+import { type Candidate, type Leaderboard, LeaderboardArchived } from "../leaderboards/index.ts"
 import { InvalidInput } from "../shared/index.ts"
 import { DatasetMissing, NotRunnable } from "./RunErrors.ts"
 import { judgeModelOf } from "./Scoring.ts"

@@ -2,6 +2,7 @@ import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Sch
 import type { Principal } from "../access/index.ts"
 import { DatasetRepository } from "../datasets/index.ts"
 import {
+  buildMessages,
   type ChatCompletion,
   ChatProvider,
   type ChatProviderFailed,
@@ -14,7 +15,6 @@ import {
   TraceWriter
 } from "../inference/index.ts"
 import {
-  buildMessages,
   type Candidate,
   type Leaderboard,
   LeaderboardArchived,
