@@ -373,8 +373,9 @@ export interface Listen {
 /**
  * The whole service, listening where `listen` says. The listener and the jobs are built only once
  * the database is migrated and every service is ready, so no connection is accepted before it can
- * be answered. Leaderboard and model inference are answered at the server's front door
- * (FastInference) before the router, with the same contract.
+ * be answered. Leaderboard and model inference (FastInference) and JSONL export pages (FastExport)
+ * are answered at the server's front door before the router, with the same contract (why: see
+ * HoldingServer.ts).
  */
 export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const platform = ClusterWorkflowEngine.layer.pipe(

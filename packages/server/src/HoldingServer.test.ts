@@ -1,7 +1,8 @@
 import { once } from "node:events"
 import { type AddressInfo, connect } from "node:net"
 import { describe, expect, it } from "vitest"
-import { createHoldingServer } from "./HoldingServer.ts"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 
 describe("createHoldingServer", () => {
   it("answers a request that arrived before the handler was attached", async () => {
@@ -34,5 +35,32 @@ describe("createHoldingServer", () => {
     })
     server.close()
   })
-})
 
+  it("offers each request to the front route first and hands what it declines to the handler, once", async () => {
+    const front: FrontDoor = { route: undefined }
+    const server = createHoldingServer({}, front)
+    server.listen(0, "127.0.0.1")
+    await once(server, "listening")
+    const url = (path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`
+    front.route = {
+      handle: (request, response) => request.url === "/front" && (response.end("front door"), true)
+    }
+    const early = [fetch(url("/front")).then((r) => r.text()), fetch(url("/early")).then((r) => r.text())]
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const seen: Array<string | undefined> = []
+    const handler = (request: IncomingMessage, response: ServerResponse) => {
+      seen.push(request.url)
+      response.end(`handled ${request.url}`)
+    }
+    server.on("request", handler)
+    expect(await Promise.all(early)).toEqual(["front door", "handled /early"])
+    expect(await fetch(url("/front")).then((r) => r.text())).toBe("front door")
+    expect(await fetch(url("/late")).then((r) => r.text())).toBe("handled /late")
+    expect(seen).toEqual(["/early", "/late"])
+    // Node calls the server's own listener only; the handler is reached through it
+    expect(server.listeners("request")).not.toContain(handler)
+    front.route = undefined
+    expect(await fetch(url("/front")).then((r) => r.text())).toBe("handled /front")
+    server.close()
+  })
+})

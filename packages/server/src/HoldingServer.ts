@@ -1,4 +1,23 @@
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from "node:http"
+/*
+ * The Node HTTP server Podium listens with: it answers what Node rejects itself with the contract's
+ * error body, holds requests that arrive before the application is ready, and has a front door.
+ *
+ * Why a front door: the hottest routes (leaderboard and model inference, FastInference; a JSONL
+ * trace export page, FastExport) are answered from Node's `request` event, skipping the HttpApi
+ * router's per-request work but keeping its contract (test/fast-inference.test.ts and
+ * test/fast-export.test.ts compare both transports). BENCHMARKS.md, `npm run bench -- inference` at
+ * 100 connections: 974–991 req/s through the router, 1,183–1,509 through the front door (loop µs
+ * per request 1,002–1,019 → 659–850); `npm run bench -- export`: 200,000 rows at 0.56–0.59x of
+ * COPY's speed through the router, median 0.62x through the front door.
+ */
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+  type ServerResponse
+} from "node:http"
 import type { Duplex } from "node:stream"
 
 /**
@@ -44,37 +63,40 @@ export interface FrontDoor {
 }
 
 /**
- * A Node HTTP server that holds requests arriving before the application's handler is attached
- * and hands them over once it is. Node drops `request` events that have no listener, and a
- * dropped request is never answered: without this, a client that connects in the moment between
- * `listen` and the handler being installed would wait forever (and hold up shutdown).
+ * A Node HTTP server whose only `request` listener is its own: it offers each request to the
+ * `front` door's route (once one is set), then hands what the route declines to the application's
+ * handler. Requests arriving before that handler exists are held and handed over once it does:
+ * Node drops `request` events that have no listener, and a dropped request is never answered, so
+ * a client that connects in the moment between `listen` and the handler being installed would
+ * otherwise wait forever (and hold up shutdown).
  *
- * With a `front` door, each request is offered to its route first (once one is set); what the
- * route declines goes on to the listeners as usual.
+ * The application attaches its handler the usual way (`server.on("request", handler)`, which is
+ * what @effect/platform-node's `NodeHttpServer` does in `serve`; it has no option to hand the
+ * handler over instead). The server adopts the first such handler and takes it off the emitter
+ * again in the same turn (a microtask, so before any further request can be parsed): Node must not
+ * call it beside ours, or a request the front door answered would be answered twice. (The
+ * platform's `off` at shutdown then has nothing to take off: the handler stays reachable through
+ * ours until the server is closed. A request with `Expect: 100-continue` goes to the platform's own
+ * `checkContinue` listener, so to the router, as it always did.)
  */
 export const createHoldingServer = (options: ServerOptions = {}, front?: FrontDoor): Server => {
-  const server = createServer(options)
-  if (front !== undefined) {
-    const emit = server.emit.bind(server) as (event: string | symbol, ...args: Array<unknown>) => boolean
-    server.emit = ((event: string | symbol, ...args: Array<unknown>) =>
-      event === "request" && front.route?.handle(args[0] as IncomingMessage, args[1] as ServerResponse) === true
-        ? true
-        : emit(event, ...args)) as typeof server.emit
-  }
-  server.on("clientError", answerClientError)
+  let application: RequestListener | undefined
   const held: Array<readonly [IncomingMessage, ServerResponse]> = []
-  const hold = (request: IncomingMessage, response: ServerResponse) => {
-    held.push([request, response])
-  }
-  const handOver = (event: string | symbol, listener: (...args: Array<any>) => void) => {
-    if (event !== "request" || listener === hold) return
-    server.off("newListener", handOver)
-    server.off("request", hold)
+  const server = createServer(options, (request, response) => {
+    if (front?.route?.handle(request, response) === true) return
+    if (application === undefined) held.push([request, response])
+    else application(request, response)
+  })
+  const adopt = (event: string | symbol, listener: RequestListener) => {
+    if (event !== "request") return
+    server.off("newListener", adopt)
+    application = listener
     queueMicrotask(() => {
+      server.off("request", listener)
       for (const [request, response] of held.splice(0)) listener(request, response)
     })
   }
-  server.on("request", hold)
-  server.on("newListener", handOver)
+  server.on("newListener", adopt)
+  server.on("clientError", answerClientError)
   return server
 }
