@@ -342,6 +342,43 @@ describe("import boundaries", () => {
   })
 })
 
+/** Each `as never` and `as unknown as` in a file: casts that silence the type checker instead of building a typed value. */
+export const silencingCasts = (fileName: string, source: string): Array<number> => {
+  const parsed = parseSync(fileName, source, { lang: fileName.endsWith(".tsx") ? "tsx" : "ts", sourceType: "module" })
+  const lineOf = (offset: number) => source.slice(0, offset).split("\n").length
+  const lines: Array<number> = []
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit)
+    if (typeof value !== "object" || value === null) return
+    if (isNode(value) && value.type === "TSAsExpression") {
+      const type = value["typeAnnotation"]
+      const inner = value["expression"]
+      const viaUnknown = isNode(inner) && inner.type === "TSAsExpression" && isNode(inner["typeAnnotation"]) &&
+        inner["typeAnnotation"].type === "TSUnknownKeyword"
+      if ((isNode(type) && type.type === "TSNeverKeyword") || viaUnknown) lines.push(lineOf(value.start))
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (key !== "parent") visit(child)
+    }
+  }
+  visit(parsed.program)
+  return lines
+}
+
+describe("casts", () => {
+  it("no `as never` nor `as unknown as` in packages/*/src: values are decoded or built with their type", () => {
+    const sources = readdirSync(packagesDir).flatMap((name) => sourceFiles(join(packagesDir, name, "src")))
+    expect(sources.length).toBeGreaterThan(50)
+    const found = sources.flatMap((file) => silencingCasts(file, readFileSync(file, "utf8")).map((line) => `${relative(root, file)}:${line}`))
+    expect(found).toEqual([])
+  })
+
+  it("finds `as never` and `as unknown as` in code, not in comments or strings", () => {
+    const source = "const a = 1 as never\n// b as never\nconst c = \"d as never\"\nf(g as never, h)\nconst i = j as unknown as K\nconst l = m as unknown\n"
+    expect(silencingCasts("a.ts", source)).toEqual([1, 4, 5])
+  })
+})
+
 describe("the import checker", () => {
   const domainFile = join(packagesDir, "domain", "src", "ports", "Sample.ts")
   const httpFile = join(packagesDir, "adapters-http", "src", "handlers", "Sample.ts")

@@ -29,14 +29,18 @@ export const bearerOf = (authorization: string | undefined): string => {
 
 
 /**
- * Whether the endpoint's own params schema takes these path segments, decoded as the router decodes
- * them. A front route declines the ids it refuses, so the router answers those (its 400 after the
- * credential check included) and the two transports cannot judge an id differently.
+ * The path segments decoded by the endpoint's own params schema, as the router decodes them, or
+ * `undefined` when it refuses them. A front route declines the ids it refuses, so the router answers
+ * those (its 400 after the credential check included) and the two transports cannot judge an id
+ * differently; the ids it takes come out branded, as the handlers get them.
  */
-export const paramsCheck = (endpoint: { readonly params: Schema.Top | undefined }) => {
+export const paramsOf = <P extends Schema.Top>(endpoint: { readonly "~Params": P; readonly params: Schema.Top | undefined }) => {
   // path params are strings: decoding them needs no services
-  const decode = Schema.decodeUnknownExit((endpoint.params ?? Schema.Struct({})) as Schema.Codec<unknown, unknown>)
-  return (params: Record<string, string>): boolean => Exit.isSuccess(decode(params))
+  const decode = Schema.decodeUnknownExit((endpoint.params ?? Schema.Struct({})) as Schema.Codec<P["Type"], unknown>)
+  return (params: Record<string, string>): P["Type"] | undefined => {
+    const decoded = decode(params)
+    return Exit.isSuccess(decoded) ? decoded.value : undefined
+  }
 }
 
 /** A payload or query that fails the schema: answered 400 with its issues, as the router answers it. */

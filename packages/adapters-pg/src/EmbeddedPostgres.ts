@@ -82,9 +82,9 @@ const elapsed = (since: number) => `${Math.round(performance.now() - since)} ms`
 class DetachedCluster extends EmbeddedPostgresCluster {
   constructor(options: ConstructorParameters<typeof EmbeddedPostgresCluster>[0]) {
     super(options)
-    const self = this as unknown as { getUidAndGid: () => Promise<object> }
-    const ids = self.getUidAndGid.bind(this)
-    self.getUidAndGid = async () => ({ ...(await ids()), detached: true })
+    // a private method of the library's (untyped there): bracket access is how TypeScript lets a subclass reach it
+    const ids: () => Promise<object> = this["getUidAndGid"].bind(this)
+    this["getUidAndGid"] = async (): Promise<object> => ({ ...(await ids()), detached: true })
   }
 }
 

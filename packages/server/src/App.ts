@@ -115,7 +115,7 @@ import { resolveSecrets } from "./LocalState.ts"
 /** A layer whose failure (not an interruption) is replaced by `f` of it. */
 const mapLayerError = <E2>(f: (error: unknown) => E2) => <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E2, R> =>
   Layer.catchCause(layer, (cause) =>
-    Layer.effectDiscard(Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(f(Cause.squash(cause)))) as unknown as Layer.Layer<A, E2, R>)
+    Layer.effectContext<A, E2, never>(Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(f(Cause.squash(cause)))))
 
 /** What went wrong with the database, naming the setting to fix and never the password. */
 const databaseFailure = (config: PodiumConfig) => (error: unknown) => {

@@ -59,7 +59,7 @@ export const apiError = <A extends { readonly error: { readonly code: string } }
 ): A => {
   const [detail] = details as ReadonlyArray<unknown>
   const error = detail === undefined ? { code: Class.code, message } : { code: Class.code, message, details: detail }
-  return new Class({ error: error as unknown as A["error"] })
+  return new Class({ error: error as A["error"] })
 }
 
 const Issues = Schema.Struct({

@@ -58,7 +58,7 @@ const documentedBody = Schema.Union([
  * Unknown's JSON codec walks the whole body again (about 1 ms per 1,000 rows).
  */
 export const PushBody = Schema.Any.check(Schema.makeFilter(() => true, {
-  toJsonSchema: () => Schema.toJsonSchemaDocument(documentedBody).schema as never
+  toJsonSchema: () => Schema.toJsonSchemaDocument(documentedBody).schema
 })).annotate({
   description: "One row, an array of rows, or an object with any of rows, events and samples (arrays of rows)"
 })

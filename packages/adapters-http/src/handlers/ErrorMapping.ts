@@ -194,4 +194,8 @@ type ApiErrorFor<E> = E extends { readonly _tag: infer T extends keyof Mapper }
 export const mapDomainErrors = <A, E extends DomainError, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, ApiErrorFor<E>, R> =>
-  Effect.catch(effect, (e) => (toApiError[e._tag] as unknown as (e: E) => Effect.Effect<never, ApiErrorFor<E>>)(e))
+  Effect.catch(effect, (e) => {
+    // the mapper for e's own tag: TypeScript cannot pair a union of functions with the union of their arguments
+    const toApi = toApiError[e._tag] as (e: DomainError) => Effect.Effect<never, unknown>
+    return toApi(e) as Effect.Effect<never, ApiErrorFor<E>>
+  })

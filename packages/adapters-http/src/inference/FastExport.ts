@@ -2,15 +2,14 @@ import { Effect, Exit, Schema, Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Authentication } from "@podium/domain/access"
 import { type ExportQuery, TraceExport, TraceSource } from "@podium/domain/inference"
-import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { Uuid } from "../api/Schemas.ts"
-import { type FrontRoute, makeFrontDoor, paramsCheck } from "../FrontDoor.ts"
+import { type FrontRoute, makeFrontDoor, paramsOf } from "../FrontDoor.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { nosniff, requestIdOf } from "../RequestPipeline.ts"
 import { TracesApi } from "./TracesApi.ts"
 
 const route = /^\/v1\/leaderboard\/([^/?]+)\/traces(?:\?([\x21-\x7e]*))?$/
-const exportParams = paramsCheck(TracesApi.endpoints.export)
+const exportParams = paramsOf(TracesApi.endpoints.export)
 const isUuid = Schema.is(Uuid)
 
 const contentTypes = { jsonl: "application/jsonl", ndjson: "application/x-ndjson" } as const
@@ -78,7 +77,9 @@ export const makeFastExport = Effect.gen(function*() {
     const url = request.url ?? ""
     if (url.includes("%")) return false
     const matched = route.exec(url)
-    if (matched === null || !exportParams({ leaderboard_id: matched[1]! })) return false
+    if (matched === null) return false
+    const params = exportParams({ leaderboard_id: matched[1]! })
+    if (params === undefined) return false
     const { headers } = request
     if (headers["transfer-encoding"] !== undefined || (headers["content-length"] ?? "0") !== "0") return false
     const parsed = queryOf(matched[2])
@@ -87,10 +88,9 @@ export const makeFastExport = Effect.gen(function*() {
     const started = performance.now()
     const incomingId = headers["x-request-id"]
     const requestId = requestIdOf(typeof incomingId === "string" ? incomingId : undefined)
-    const leaderboardId = matched[1] as LeaderboardId
     const exported = Effect.scoped(Effect.gen(function*() {
       const principal = yield* principalOf(request, "leaderboards:read")
-      const { chunks, nextCursor } = yield* mapDomainErrors(exporter.lines(principal, leaderboardId, parsed.query))
+      const { chunks, nextCursor } = yield* mapDomainErrors(exporter.lines(principal, params.leaderboard_id, parsed.query))
       response.writeHead(200, {
         "content-type": contentTypes[parsed.format],
         ...(nextCursor === null ? {} : { "x-next-cursor": nextCursor }),

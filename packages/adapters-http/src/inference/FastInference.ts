@@ -2,16 +2,17 @@ import { Cause, Effect, Exit, Schema, SchemaIssue } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Authentication, Scope } from "@podium/domain/access"
 import { Inference } from "@podium/domain/inference"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { ModelInference } from "@podium/domain/models"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { jsonBodyIssue, utf8Text } from "../RequestInput.ts"
-import { type FrontRoute, InvalidInput, makeFrontDoor, paramsCheck } from "../FrontDoor.ts"
+import { type FrontRoute, InvalidInput, makeFrontDoor, paramsOf } from "../FrontDoor.ts"
 import { ModelInferenceApi } from "../models/ModelServingApi.ts"
 import { maxBodyBytes, notUtf8Body, requestIdOf, validationFailedBody } from "../RequestPipeline.ts"
 import { InferenceApi, InferenceRequest } from "./InferenceApi.ts"
 
 type Target =
-  | { readonly kind: "leaderboard"; readonly id: string; readonly scope: Scope }
+  | { readonly kind: "leaderboard"; readonly id: LeaderboardId; readonly scope: Scope }
   | { readonly kind: "model"; readonly id: string; readonly versionId: string | null; readonly scope: Scope }
 
 const segment = "([^/?]+)"
@@ -21,9 +22,9 @@ const modelRoute = new RegExp(`^(?:/(?:v1|api)/models/${segment}/inference|/v1/m
 const versionRoute = new RegExp(`^/(?:v1|api)/models/${segment}/versions/${segment}/inference${end}`)
 
 // each route's aliases share their endpoint's params
-const leaderboardParams = paramsCheck(InferenceApi.endpoints.infer)
-const modelParams = paramsCheck(ModelInferenceApi.endpoints.infer)
-const versionParams = paramsCheck(ModelInferenceApi.endpoints.inferVersion)
+const leaderboardParams = paramsOf(InferenceApi.endpoints.infer)
+const modelParams = paramsOf(ModelInferenceApi.endpoints.infer)
+const versionParams = paramsOf(ModelInferenceApi.endpoints.inferVersion)
 
 /**
  * The inference routes in their plain form: ids the contract's params schema takes, no
@@ -34,15 +35,16 @@ const targetOf = (url: string): Target | undefined => {
   if (url.includes("%")) return undefined
   let m = leaderboardRoute.exec(url)
   if (m !== null) {
-    return leaderboardParams({ leaderboard_id: m[1]! }) ? { kind: "leaderboard", id: m[1]!, scope: "leaderboards:inference" } : undefined
+    const params = leaderboardParams({ leaderboard_id: m[1]! })
+    return params === undefined ? undefined : { kind: "leaderboard", id: params.leaderboard_id, scope: "leaderboards:inference" }
   }
   m = modelRoute.exec(url)
   if (m !== null) {
     const id = (m[1] ?? m[2])!
-    return modelParams({ model_id: id }) ? { kind: "model", id, versionId: null, scope: "models:inference" } : undefined
+    return modelParams({ model_id: id }) !== undefined ? { kind: "model", id, versionId: null, scope: "models:inference" } : undefined
   }
   m = versionRoute.exec(url)
-  if (m !== null && versionParams({ model_id: m[1]!, version_id: m[2]! })) {
+  if (m !== null && versionParams({ model_id: m[1]!, version_id: m[2]! }) !== undefined) {
     return { kind: "model", id: m[1]!, versionId: m[2]!, scope: "models:inference" }
   }
   return undefined
@@ -87,7 +89,7 @@ export const makeFastInference = Effect.gen(function*() {
         return yield* Effect.fail(new InvalidInput("Payload", error.issue))
       }
       if (target.kind === "leaderboard") {
-        const served = yield* mapDomainErrors(leaderboards.infer(principal, target.id as never, payload.value))
+        const served = yield* mapDomainErrors(leaderboards.infer(principal, target.id, payload.value))
         return {
           body: served.body,
           headers: {

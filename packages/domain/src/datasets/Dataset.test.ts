@@ -10,6 +10,8 @@ import {
   emptyState,
   nextTimedConsolidation
 } from "./Dataset.ts"
+import { type ChallengeInput, challengeOf, LeaderboardId, type LeaderboardStatus } from "../leaderboards/index.ts"
+import { uuid } from "../testing/index.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const later = (hours: number, millis = 0) => DateTime.addDuration(t0, Duration.millis(hours * 3_600_000 + millis))
@@ -130,10 +132,10 @@ describe("consolidationView", () => {
 
 describe("checkCollecting", () => {
   const now = DateTime.makeUnsafe("2026-11-23T12:00:00.000Z")
-  const board = (status: "active" | "running" | "paused" | "archived", overrides: Partial<{ dataset_type: "GET" | "PUSH"; end_date: string | null }> = {}) => ({
-    id: "lb" as never,
+  const board = (status: LeaderboardStatus, overrides: ChallengeInput = {}) => ({
+    id: LeaderboardId.make(uuid(1)),
     status,
-    challenge: { dataset_type: "PUSH" as const, end_date: null, ...overrides } as never
+    challenge: challengeOf({ dataset_type: "PUSH", ...overrides })
   })
   const tag = (result: ReturnType<typeof checkCollecting>) => Result.isSuccess(result) ? "ok" : result.failure._tag
 

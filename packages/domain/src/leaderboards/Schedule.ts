@@ -51,10 +51,12 @@ export const scheduleOf = (
 }
 
 /** The stored schedule, when the leaderboard has one. */
-export const runScheduleOf = (schedule: Readonly<Record<string, unknown>>): Option.Option<RunSchedule> =>
-  typeof schedule["cron"] === "string" && typeof schedule["timezone"] === "string" && typeof schedule["next_run_at"] === "string"
-    ? Option.some(schedule as unknown as RunSchedule)
+export const runScheduleOf = (schedule: Readonly<Record<string, unknown>>): Option.Option<RunSchedule> => {
+  const { cron, timezone, next_run_at } = schedule
+  return typeof cron === "string" && typeof timezone === "string" && typeof next_run_at === "string"
+    ? Option.some({ cron, timezone, next_run_at })
     : Option.none()
+}
 
 /** Whether a due occurrence starts a run: not while paused or archived, nor after `end_date`. */
 export const schedulesRuns = (

@@ -1,12 +1,14 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
+import { challengeOf, LeaderboardId, type LeaderboardStatus } from "../leaderboards/index.ts"
+import { uuid } from "../testing/index.ts"
 import { assignable, type DatasetFacts } from "./Assignment.ts"
 
-const leaderboard = (dataset_type: "PUSH" | "GET", status: "active" | "running" | "paused" | "archived" = "active") => ({
-  id: "lb-1",
+const leaderboard = (dataset_type: "PUSH" | "GET", status: LeaderboardStatus = "active") => ({
+  id: LeaderboardId.make(uuid(1)),
   status,
-  challenge: { dataset_type }
-}) as unknown as Parameters<typeof assignable>[0]
+  challenge: challengeOf({ dataset_type })
+})
 
 const facts = (consolidatedRows: number, hubRows: number | null): DatasetFacts => ({ consolidatedRows, hubRows })
 const refusal = (result: Result.Result<void, unknown>) => (Result.isFailure(result) ? result.failure : undefined)
@@ -17,9 +19,9 @@ describe("assignable", () => {
     expect(Result.isSuccess(assignable(leaderboard("PUSH", "paused"), facts(1000, 0)))).toBe(true)
     expect(refusal(assignable(leaderboard("PUSH"), facts(99, 1000)))).toMatchObject({
       _tag: "AssignmentRejected",
-      leaderboard_id: "lb-1",
+      leaderboard_id: uuid(1),
       reason: "min_rows",
-      message: "Leaderboard lb-1 cannot be assigned: its PUSH dataset has 99 consolidated rows; a model needs a PUSH dataset " +
+      message: `Leaderboard ${uuid(1)} cannot be assigned: its PUSH dataset has 99 consolidated rows; a model needs a PUSH dataset ` +
         "with at least 100 consolidated rows or a hub dataset with at least 100 rows"
     })
   })
@@ -39,9 +41,9 @@ describe("assignable", () => {
   it("refuses a running leaderboard, however much data it has", () => {
     expect(refusal(assignable(leaderboard("PUSH", "running"), facts(1000, 1000)))).toMatchObject({
       _tag: "AssignmentRejected",
-      leaderboard_id: "lb-1",
+      leaderboard_id: uuid(1),
       reason: "running",
-      message: "Leaderboard lb-1 is running: assign it once its run has ended"
+      message: `Leaderboard ${uuid(1)} is running: assign it once its run has ended`
     })
   })
 })

@@ -46,7 +46,7 @@ const adapters = Layer.mergeAll(
     find: (_, id) => Effect.succeed(id === base.id ? Option.some(base) : Option.none())
   })),
   Layer.succeed(FineTuneQueue, FineTuneQueue.of({ enqueue: (run) => Effect.sync(() => void enqueued.push(run)) })),
-  Layer.succeed(IntegrationRepository, { find: () => Effect.succeed(Option.none()) } as never),
+  Layer.succeed(IntegrationRepository, IntegrationRepository.of({ save: () => Effect.void, find: () => Effect.succeedNone })),
   absent(HubDatasets),
   absent(FineTuningApi),
   absent(RunDatasets),

@@ -91,8 +91,8 @@ describe("withDemonstrations", () => {
 
 describe("deployments", () => {
   it("deploy a version that is not deploying or active, with the spec's option ranges and defaults", () => {
-    expect(["none", "failed", "stopped"].every((s) => deployable(s as never))).toBe(true)
-    expect(["deploying", "active"].some((s) => deployable(s as never))).toBe(false)
+    expect((["none", "failed", "stopped"] as const).every(deployable)).toBe(true)
+    expect((["deploying", "active"] as const).some(deployable)).toBe(false)
     expect(deploymentOf({})).toEqual(Result.succeed({ max_workers: 4, active_workers: 0, default_max_new_tokens: 512, idle_timeout: 300 }))
     expect(deploymentOf({ max_workers: 2, active_workers: 2 })._tag).toBe("Success")
     const refused = deploymentOf({ max_workers: 2, active_workers: 3 })

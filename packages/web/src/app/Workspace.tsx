@@ -32,7 +32,7 @@ const Members = ({ call }: { readonly call: Caller }) => {
   }, [list.value])
   const madeMail = list.value?.invites.find((i) => i.id === made?.id)?.mail.status ?? "queued"
   const invite = useAction(async () => {
-    const answer = await call((c) => c.invites.invite({ payload: { ...workspace, email: email.trim() as never, role } }))
+    const answer = await call((c) => c.invites.invite({ payload: { ...workspace, email: email.trim(), role } }))
     setMade({ id: answer.invite.id, link: answer.accept_url })
     setEmail("")
     list.reload()
