@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { request as httpRequest } from "node:http"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { apiToken, pushLeaderboard, pushToken, signedIn } from "./support/Builders.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
@@ -62,7 +63,7 @@ describe("every presented credential is checked", () => {
   let session: string
   let writer: string
   let push: string
-  let leaderboard: string
+  let leaderboard: LeaderboardId
 
   beforeAll(async () => {
     podium = await startPodium()
@@ -70,7 +71,7 @@ describe("every presented credential is checked", () => {
     session = owner.session
     writer = await apiToken(owner.api, ["leaderboards:write", "leaderboards:read", "leaderboards:inference"])
     leaderboard = await pushLeaderboard(owner.api)
-    push = await pushToken(owner.api, leaderboard as never)
+    push = await pushToken(owner.api, leaderboard)
   })
   afterAll(() => podium.stop())
 
@@ -129,7 +130,7 @@ describe("failed authentications are limited per client address", () => {
   let podium: Podium
   let session: string
   let reader: string
-  let leaderboard: string
+  let leaderboard: LeaderboardId
   const limit = 5
 
   beforeAll(async () => {

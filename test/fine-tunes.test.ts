@@ -1,3 +1,4 @@
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
@@ -60,10 +61,10 @@ const pushLeaderboard = async (rows: number) => {
   await pushMore(id, 0, rows)
   return id
 }
-const pushMore = async (id: string, from: number, rows: number) => {
+const pushMore = async (id: LeaderboardId, from: number, rows: number) => {
   const payload = Array.from({ length: rows }, (_, i) => ({ input: `q${from + i}`, expected: `a${from + i}` }))
-  await owner.api((c) => c.pushDatasets.push({ params: { leaderboard_id: id as never }, payload }))
-  await owner.api((c) => c.datasetAdmin.consolidate({ params: { leaderboard_id: id as never } }))
+  await owner.api((c) => c.pushDatasets.push({ params: { leaderboard_id: id }, payload }))
+  await owner.api((c) => c.datasetAdmin.consolidate({ params: { leaderboard_id: id } }))
 }
 
 const createModel = async (body: Record<string, unknown>) => {

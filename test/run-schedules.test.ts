@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Cron, DateTime, Result } from "effect"
+import { Cron, DateTime, Result, type Schema } from "effect"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { aCandidate, aLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
@@ -38,8 +38,8 @@ const leaderboard = async (overrides: Record<string, unknown> = {}) => {
   return id
 }
 
-const schedule = (id: LeaderboardId, value: Record<string, unknown>) =>
-  owner.api((c) => c.leaderboards.update({ params: { leaderboard_id: id }, payload: { schedule: value as never } }))
+const schedule = (id: LeaderboardId, value: Record<string, Schema.Json>) =>
+  owner.api((c) => c.leaderboards.update({ params: { leaderboard_id: id }, payload: { schedule: value } }))
 
 const runsOf = async (id: LeaderboardId) =>
   (await owner.api((c) => c.runs.list({ params: { leaderboard_id: id }, query: {} }))).runs
