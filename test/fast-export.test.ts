@@ -1,6 +1,6 @@
 import type { Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
+import { apiToken, malformedIds, type SignedIn, signedIn } from "./support/Builders.ts"
 import { type Podium, type Reply, request, startPodium } from "./support/Podium.ts"
 import { serverSpans } from "./support/Spans.ts"
 import { freshDatabaseUrl } from "./support/database.ts"
@@ -122,16 +122,7 @@ describe("the front door answers a JSONL export page as the router does", () => 
       { why: "a trailing slash", path: `${path}/`, token: readToken },
       { why: "a sane caller request id", path, headers: { "x-request-id": "caller-id-1" } }
     ]
-    const id = leaderboardId
-    for (const malformed of [
-      "12345678-1234-0234-8234-123456789abc", // shaped like a GUID, not an RFC 4122 UUID
-      id.toUpperCase(),
-      `{${id}}`,
-      id.slice(0, -1),
-      `g${id.slice(1)}`,
-      "",
-      `${id.slice(0, -1)}%${id.charCodeAt(id.length - 1).toString(16)}`
-    ]) {
+    for (const malformed of malformedIds(leaderboardId)) {
       cases.push(
         { why: "a malformed id", path: `/v1/leaderboard/${malformed}/traces`, token: readToken },
         { why: "a malformed id without a credential", path: `/v1/leaderboard/${malformed}/traces` }

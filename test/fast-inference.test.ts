@@ -2,7 +2,7 @@ import type { Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
-import { aCandidate, apiToken, servingLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
+import { aCandidate, apiToken, malformedIds, servingLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
 import { deployedModel, lastUser, referenceOf } from "./support/Models.ts"
 import { type Podium, type Reply, request, startPodium } from "./support/Podium.ts"
 import { serverSpans } from "./support/Spans.ts"
@@ -167,23 +167,14 @@ describe("the front door answers inference as the router does", () => {
   }, 60_000)
 
   it("judges malformed path ids by the contract's schema, as the router does", async () => {
-    const malformed = (id: string) => [
-      "12345678-1234-0234-8234-123456789abc", // shaped like a GUID, not an RFC 4122 UUID
-      id.toUpperCase(),
-      `{${id}}`,
-      id.slice(0, -1),
-      `g${id.slice(1)}`,
-      "",
-      `${id.slice(0, -1)}%${id.charCodeAt(id.length - 1).toString(16)}`
-    ]
     const cases: Array<Sent> = [
-      ...malformed(leaderboardId).map((id) => `/v1/leaderboard/${id}/inference`),
-      ...malformed(leaderboardId).map((id) => `/v1/leaderboard/${id}/chat/completions`),
-      ...malformed(modelId).map((id) => `/v1/models/${id}/inference`),
-      ...malformed(modelId).map((id) => `/api/models/${id}/inference`),
-      ...malformed(modelId).map((id) => `/v1/models/${id}/chat/completions`),
-      ...malformed(modelId).map((id) => `/v1/models/${id}/versions/${versionId}/inference`),
-      ...malformed(versionId).map((id) => `/api/models/${modelId}/versions/${id}/inference`)
+      ...malformedIds(leaderboardId).map((id) => `/v1/leaderboard/${id}/inference`),
+      ...malformedIds(leaderboardId).map((id) => `/v1/leaderboard/${id}/chat/completions`),
+      ...malformedIds(modelId).map((id) => `/v1/models/${id}/inference`),
+      ...malformedIds(modelId).map((id) => `/api/models/${id}/inference`),
+      ...malformedIds(modelId).map((id) => `/v1/models/${id}/chat/completions`),
+      ...malformedIds(modelId).map((id) => `/v1/models/${id}/versions/${versionId}/inference`),
+      ...malformedIds(versionId).map((id) => `/api/models/${modelId}/versions/${id}/inference`)
     ].flatMap((path) => [{ path, token: tokenFor(path), body: question }, { path, body: question }])
     for (const sent of cases) {
       const [a, b] = await both(sent)

@@ -178,3 +178,18 @@ export const pushToken = async (api: Caller, leaderboard_id: LeaderboardId, name
   if (secret === undefined) throw new Error("issueToken answered without a secret")
   return secret
 }
+
+/**
+ * Path ids a contract's UUID schema refuses, made from a real `id`: shaped like a GUID but not an
+ * RFC 4122 UUID, upper case, braced, a character short, not hex, empty, the last character
+ * percent-encoded.
+ */
+export const malformedIds = (id: string): ReadonlyArray<string> => [
+  "12345678-1234-0234-8234-123456789abc",
+  id.toUpperCase(),
+  `{${id}}`,
+  id.slice(0, -1),
+  `g${id.slice(1)}`,
+  "",
+  `${id.slice(0, -1)}%${id.charCodeAt(id.length - 1).toString(16)}`
+]
