@@ -31,7 +31,7 @@ import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
 import { PushDatasetsHttp } from "@podium/adapters-http/datasets/PushDatasetsHttp"
 import { DatasetRepositoryPg } from "@podium/adapters-pg/datasets/DatasetRepositoryPg"
 import { DatasetLabels, Datasets, Labellers } from "@podium/domain/datasets"
-import { DatasetImprovements, RunConcurrency, RunDatasets, Runs } from "@podium/domain/runs"
+import { DatasetImprovements, RunConcurrency, RunDatasets, Runs, RunScheduler, RunSteps } from "@podium/domain/runs"
 import { RunsHttp } from "@podium/adapters-http/runs/RunsHttp"
 import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
 import { ImprovementRepositoryPg } from "@podium/adapters-pg/runs/ImprovementRepositoryPg"
@@ -289,7 +289,12 @@ export const layerServices = (config: PodiumConfig) =>
         Datasets.layer,
         DatasetLabels.layer.pipe(Layer.provide(Labellers.layer)),
         AutoSelection.layer,
-        Layer.mergeAll(Runs.layer, DatasetImprovements.layer.pipe(Layer.provide(Labellers.layer))).pipe(
+        Layer.mergeAll(
+          Runs.layer,
+          RunSteps.layer,
+          RunScheduler.layer,
+          DatasetImprovements.layer.pipe(Layer.provide(Labellers.layer))
+        ).pipe(
           Layer.provide(RunDatasets.layer)
         ),
         Layer.mergeAll(FineTunes.layer, Deployments.layer, ModelLogs.layer, ModelWebhooks.layer).pipe(

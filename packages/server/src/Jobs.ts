@@ -3,7 +3,7 @@ import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
 import { deliveryBatch, Deployments, FineTunes, ModelWebhooks } from "@podium/domain/models"
-import { Runs } from "@podium/domain/runs"
+import { RunScheduler } from "@podium/domain/runs"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 import type { PodiumConfig } from "./Config.ts"
 
@@ -61,7 +61,7 @@ export const consolidateDatasets = Effect.gen(function*() {
  * instance). Runs left queued by a crash before their job was enqueued are enqueued again.
  */
 export const scheduledRuns = Effect.gen(function*() {
-  const runs = yield* Runs
+  const runs = yield* RunScheduler
   const requeued = yield* runs.requeue
   if (requeued > 0) yield* Effect.logWarning("enqueued queued runs again").pipe(Effect.annotateLogs({ count: requeued }))
   const started = yield* runs.runSchedules

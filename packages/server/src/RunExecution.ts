@@ -9,7 +9,7 @@ import {
   ImprovementQueue,
   RunQueue,
   runChunkRows,
-  Runs
+  RunSteps
 } from "@podium/domain/runs"
 
 /**
@@ -27,7 +27,7 @@ export const RunWorkflow = Workflow.make("Run", {
 const Prepared = Schema.Struct({ rows: Schema.Int, model_ids: Schema.Array(Schema.String) })
 
 export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*({ run_id }) {
-  const runs = yield* Runs
+  const runs = yield* RunSteps
   const improvements = yield* DatasetImprovements
   const work = Effect.gen(function*() {
     const { improve_dataset, leaderboard_id } = yield* Activity.make({
@@ -46,7 +46,7 @@ export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*(
     })
     const chunks = Array.from({ length: Math.ceil(rows / runChunkRows) }, (_, i) => i * runChunkRows)
     // the candidates side by side; each works on two chunks at a time, its calls in flight bounded
-    // across both (Runs.ask), so the next chunk fills in while the last calls of one are out
+    // across both (RunSteps.ask), so the next chunk fills in while the last calls of one are out
     yield* Effect.forEach(model_ids, (candidateId) =>
       Effect.forEach(chunks, (from) =>
         Activity.make({

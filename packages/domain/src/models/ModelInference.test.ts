@@ -15,7 +15,7 @@ import {
   TraceWriter
 } from "../inference/index.ts"
 import { LeaderboardRepositoryMemory, type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
-import type { Runs } from "../runs/index.ts"
+import type { RunSteps } from "../runs/index.ts"
 import { NotFound, type WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
 import { defaultDeployment } from "./Deployment.ts"
@@ -340,7 +340,7 @@ describe("ServiceModels and ModelDirectory", () => {
     expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Inference.layer>>()
     expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof CaseGenerator.layer>>()
     expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Labellers.layer>>()
-    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Runs.layer>>()
+    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof RunSteps.layer>>()
     const exists = Effect.gen(function*() {
       const directory = yield* ModelDirectory
       return yield* directory.exists(workspace, uuid(10))

@@ -1,0 +1,307 @@
+import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule, Semaphore } from "effect"
+import {
+  buildMessages,
+  type ChatCompletion,
+  ChatProvider,
+  type ChatProviderFailed,
+  type ChatTarget,
+  type ChatRequest,
+  ChatTargets,
+  isCallable,
+  PriceCatalogue,
+  ServiceModels,
+  TraceWriter
+} from "../inference/index.ts"
+import { type Candidate, type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
+import { IdGenerator, storableText } from "../shared/index.ts"
+import { rank, winnerOf } from "./Ranking.ts"
+import { type Cell, inputKey, type Run, type RunDataset, type RunRow } from "./Run.ts"
+import { DatasetUnavailable } from "./RunDatasetSource.ts"
+import { RunDatasets } from "./RunDatasets.ts"
+import { ImprovementRepository } from "./ImprovementRepository.ts"
+import { chooseRows, mapRows } from "./RunRows.ts"
+import type { DatasetMissing } from "./RunErrors.ts"
+import { RunRepository } from "./RunRepository.ts"
+import { exactMatch, judgeModelOf, judgeRequest, parseJudgeReply } from "./Scoring.ts"
+
+/** Calls in flight at once per candidate (RUN_CONCURRENCY). */
+export const RunConcurrency = Context.Reference<number>("@podium/domain/runs/RunConcurrency", { defaultValue: () => 8 })
+
+/** Rows one step of a run asks one candidate (one durable activity): what a restart may have to look through again. */
+export const runChunkRows = 200
+
+/** A call that failed for a passing reason (time-out, refused connection, 429, 5xx) is tried this often in all. */
+export const runAttempts = 4
+
+const retryable = (error: ChatProviderFailed) =>
+  error.upstream_status === null || error.upstream_status === 429 || error.upstream_status >= 500
+
+type Answer = Result.Result<ChatCompletion, ChatProviderFailed>
+
+const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittered)
+
+/**
+ * A run's steps, which only its durable workflow (RunQueue's) calls, each safe to repeat: `prepare`
+ * fixes the rows, `ask` has a candidate answer a chunk of them (each answer scored, exactly or by
+ * the judge model), `finish` ranks the candidates and serves the winner under `ranking_winner`.
+ */
+export class RunSteps extends Context.Service<RunSteps, {
+  /** What the run's steps need to know of it. */
+  readonly describe: (runId: string) => Effect.Effect<{ readonly improve_dataset: boolean; readonly leaderboard_id: string }>
+  /** Step 1: fixes the run's rows (fetched or read now) and marks it running; answers how many, and who is asked. */
+  readonly prepare: (
+    runId: string
+  ) => Effect.Effect<{ readonly rows: number; readonly model_ids: ReadonlyArray<string> }, DatasetUnavailable | DatasetMissing>
+  /** Step 2, per candidate and chunk of rows: asks the rows in [from, to) the candidate has not answered. */
+  readonly ask: (runId: string, candidateId: string, from: number, to: number) => Effect.Effect<void>
+  /** Step 3: ranks, records the winner (served at once) and ends the run. */
+  readonly finish: (runId: string) => Effect.Effect<void>
+  readonly fail: (runId: string, error: string) => Effect.Effect<void>
+}>()("@podium/domain/runs/RunSteps") {
+  static readonly layer = Layer.effect(
+    RunSteps,
+    Effect.gen(function*() {
+      const runs = yield* RunRepository
+      const repository = yield* LeaderboardRepository
+      const datasetRows = yield* RunDatasets
+      const improvements = yield* ImprovementRepository
+      const targets = yield* ChatTargets
+      const provider = yield* ChatProvider
+      const serviceModels = yield* ServiceModels
+      const catalogue = yield* PriceCatalogue
+      const traces = yield* TraceWriter
+      const ids = yield* IdGenerator
+
+      const judgeOf = (leaderboard: Leaderboard) => judgeModelOf(leaderboard.challenge)
+
+      const runOf = (runId: string) =>
+        Effect.flatMap(runs.find(runId), Option.match({
+          onNone: () => Effect.die(new Error(`run ${runId} is gone`)),
+          onSome: Effect.succeed
+        }))
+
+      const leaderboardOf = (run: Run) =>
+        Effect.flatMap(repository.findServing(run.leaderboard_id as LeaderboardId), Option.match({
+          onNone: () => Effect.die(new Error(`the leaderboard of run ${run.id} is gone`)),
+          onSome: Effect.succeed
+        }))
+
+      const prepare = Effect.fn("RunSteps.prepare")(function*(runId: string) {
+        const run = yield* runOf(runId)
+        if (run.status !== "queued") return { rows: run.dataset?.rows ?? 0, model_ids: run.model_ids }
+        const { leaderboard } = yield* leaderboardOf(run)
+        const { raw, url, version } = yield* datasetRows.load(leaderboard)
+        const mapped = mapRows(raw)
+        // improved references (improve-dataset's derived version) stand in for the rows' own
+        const improved = yield* improvements.references(leaderboard.id, mapped.rows.map(inputKey))
+        let improvedRows = 0
+        const withImproved = mapped.rows.map((row) => {
+          const better = improved.get(inputKey(row))
+          if (better === undefined) return row
+          improvedRows++
+          return { ...row, reference: better.reference }
+        })
+        const { auto_limit_size, max_samples_to_gather } = leaderboard.challenge
+        const seed = `${run.id}:${yield* Random.nextIntBetween(0, 2 ** 31 - 1)}`
+        const { available, rows, sampled } = chooseRows(withImproved, {
+          exact: run.eval_type === "exact",
+          sample: auto_limit_size && max_samples_to_gather !== null ? max_samples_to_gather : null,
+          seed
+        })
+        const skipped = mapped.skipped + (withImproved.length - available)
+        if (rows.length === 0) {
+          return yield* new DatasetUnavailable({
+            url: url ?? `push dataset version ${version}`,
+            reason: run.eval_type === "exact"
+              ? "the dataset has no row with both an input and a reference"
+              : "the dataset has no row with an input"
+          })
+        }
+        const dataset: RunDataset = {
+          dataset_type: leaderboard.challenge.dataset_type,
+          url,
+          version,
+          available_rows: available,
+          skipped_rows: skipped,
+          improved_rows: improvedRows,
+          rows: rows.length,
+          seed: sampled ? seed : null
+        }
+        yield* runs.start(runId, dataset, rows, yield* DateTime.now)
+        return { rows: rows.length, model_ids: run.model_ids }
+      })
+
+      /**
+       * How the candidate is asked: over chat completions at its own prices, else (for router models)
+       * the router's catalogue; a Service candidate by its model's deployed version.
+       */
+      const askerOf = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard, credentials: ReadonlyMap<string, string>) {
+        if (!isCallable(candidate)) {
+          const modelId = candidate.model_id ?? ""
+          return (request: ChatRequest) => serviceModels.complete(leaderboard.workspace_id, modelId, request)
+        }
+        const own = { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens }
+        const prices = (own.input === null || own.output === null) && candidate.platform === "Router" && candidate.model_name !== null
+          ? yield* catalogue.routerPrices(candidate.model_name)
+          : own
+        const target: ChatTarget = {
+          ...yield* targets.of(candidate, leaderboard.workspace_id, credentials),
+          inputPricePerMTokens: prices.input,
+          outputPricePerMTokens: prices.output
+        }
+        return (request: ChatRequest) => provider.complete(target, request)
+      })
+
+      const complete = (send: (request: ChatRequest) => Effect.Effect<ChatCompletion, ChatProviderFailed>, request: ChatRequest) =>
+        send(request).pipe(
+          Effect.retry({ schedule: backoff, times: runAttempts - 1, while: retryable }),
+          Effect.result
+        )
+
+      /**
+       * Calls in flight per run and candidate, across the chunks this instance works on: the next chunk
+       * starts while the last calls of the one before are out, and together they stay within
+       * RUN_CONCURRENCY (no drain to zero at every chunk's end).
+       */
+      const gates = new Map<string, Semaphore.Semaphore>()
+      const gateOf = (runId: string, candidateId: string, permits: number) => {
+        const key = `${runId}:${candidateId}`
+        let gate = gates.get(key)
+        if (gate === undefined) gates.set(key, gate = Semaphore.makeUnsafe(permits))
+        return gate
+      }
+      const dropGates = (runId: string) =>
+        Effect.sync(() => {
+          for (const key of gates.keys()) if (key.startsWith(`${runId}:`)) gates.delete(key)
+        })
+
+      const ask = Effect.fn("RunSteps.ask")(function*(runId: string, candidateId: string, from: number, to: number) {
+        const run = yield* runOf(runId)
+        if (run.status !== "running") return
+        const rows = yield* runs.pendingRows(runId, candidateId, from, to)
+        if (rows.length === 0) return
+        const { candidates, credentials, leaderboard } = yield* leaderboardOf(run)
+        const candidate = candidates.find((c) => c.id === candidateId)
+        const asker = candidate === undefined ? Option.none() : Option.some(yield* askerOf(candidate, leaderboard, credentials))
+        const judge = run.eval_type === "judge"
+          ? yield* Option.match(judgeOf(leaderboard), {
+            onNone: () => Effect.succeed(Option.none<ChatTarget>()),
+            onSome: (j) => Effect.map(targets.judge(j.provider, j.model, leaderboard.workspace_id), Option.some)
+          })
+          : Option.none<ChatTarget>()
+        const concurrency = yield* RunConcurrency
+
+        const trace = (row: RunRow, who: string | null, messages: ReadonlyArray<{ role: string; content: string }>, result: Answer) =>
+          Effect.gen(function*() {
+            yield* traces.record({
+              id: yield* ids.next,
+              workspace_id: leaderboard.workspace_id,
+              leaderboard_id: leaderboard.id,
+              leaderboard_model_id: who,
+              source: "run",
+              run_id: runId,
+              input: storableText(row.input),
+              messages: messages.map((m) => ({ role: storableText(m.role), content: storableText(m.content) })),
+              output: Result.isSuccess(result) && result.success.output !== null ? storableText(result.success.output) : null,
+              status: Result.isSuccess(result) ? "success" : "error",
+              error: Result.isFailure(result) ? storableText(result.failure.reason) : null,
+              latency_ms: Result.isSuccess(result) ? result.success.latencyMs : result.failure.latency_ms,
+              usage: Result.isSuccess(result) && result.success.usage !== null ? { ...result.success.usage } : null,
+              cost_usd: Result.isSuccess(result) ? result.success.costUsd : null,
+              token_id: null,
+              created_at: yield* DateTime.now
+            })
+          })
+
+        const askRow = (row: RunRow) =>
+          Effect.gen(function*() {
+            const save = (cell: Omit<Cell, "row_index" | "candidate_id">) =>
+              Effect.flatMap(DateTime.now, (now) => runs.saveCell(runId, { ...cell, row_index: row.index, candidate_id: candidateId }, now))
+            const none = { output: null, reason: null, latency_ms: null, cost_usd: null }
+            if (Option.isNone(asker)) {
+              return yield* save({ ...none, verdict: "incorrect", error: "the candidate was removed from the leaderboard" })
+            }
+            const prompt = buildMessages(row.prompt, leaderboard.challenge)
+            if (Result.isFailure(prompt)) return yield* save({ ...none, verdict: null, error: prompt.failure.message })
+            const answer = yield* complete(asker.value, { messages: prompt.success.messages })
+            yield* trace(row, candidateId, prompt.success.messages, answer)
+            if (Result.isFailure(answer)) {
+              return yield* save({ ...none, verdict: "incorrect", error: storableText(answer.failure.reason), latency_ms: answer.failure.latency_ms })
+            }
+            const output = answer.success.output ?? ""
+            const answered = { output: storableText(output), latency_ms: answer.success.latencyMs, cost_usd: answer.success.costUsd }
+            if (run.eval_type === "exact") {
+              return yield* save({
+                ...answered,
+                verdict: row.reference !== null && exactMatch(output, row.reference) ? "correct" : "incorrect",
+                reason: null,
+                error: null
+              })
+            }
+            if (Option.isNone(judge)) return yield* save({ ...answered, verdict: null, reason: null, error: "judge: the leaderboard has no judge" })
+            const ask = judgeRequest({ question: row.input, reference: row.reference, answer: output })
+            const judged = yield* complete((request) => provider.complete(judge.value, request), {
+              messages: ask.messages,
+              response_format: ask.response_format
+            })
+            yield* trace(row, null, ask.messages, judged)
+            if (Result.isFailure(judged)) {
+              return yield* save({ ...answered, verdict: null, reason: null, error: storableText(`judge: ${judged.failure.reason}`) })
+            }
+            const verdict = parseJudgeReply(judged.success.output ?? "")
+            return yield* Result.isFailure(verdict)
+              ? save({ ...answered, verdict: null, reason: null, error: storableText(`judge: ${verdict.failure}`) })
+              : save({ ...answered, verdict: verdict.success.verdict, reason: storableText(verdict.success.reason), error: null })
+          })
+
+        // a cancelled run stops between calls: its status is looked at twice a second meanwhile
+        const cancelled = runs.status(runId).pipe(
+          Effect.map((status) => Option.isNone(status) || status.value !== "running"),
+          Effect.repeat({ until: (stop) => stop, schedule: Schedule.spaced("500 millis") }),
+          Effect.asVoid
+        )
+        const gate = gateOf(runId, candidateId, concurrency)
+        yield* Effect.raceFirst(
+          Effect.forEach(rows, (row) => Semaphore.withPermit(gate, askRow(row)), { concurrency, discard: true }),
+          cancelled
+        )
+      })
+
+      const finish = Effect.fn("RunSteps.finish")(function*(runId: string) {
+        const run = yield* runOf(runId)
+        if (run.status !== "running") return
+        const { candidates } = yield* leaderboardOf(run)
+        const tallies = new Map((yield* runs.tallies(runId)).map((t) => [t.candidate_id, t]))
+        const ranked = rank(run.model_ids.map((id) => {
+          const tally = tallies.get(id)
+          return {
+            leaderboard_model_id: id,
+            name: candidates.find((c) => c.id === id)?.name ?? id,
+            correct: tally?.correct ?? 0,
+            total: tally?.total ?? 0,
+            latency_ms_p50: tally?.latency_ms_p50 ?? null,
+            latency_ms_p95: tally?.latency_ms_p95 ?? null,
+            total_cost_usd: tally?.total_cost_usd ?? null,
+            errors: tally?.errors ?? 0
+          }
+        }))
+        const winner = winnerOf(ranked)
+        // the winner is recorded with the run's end (not if a cancel came first); this instance's copy
+        // of the leaderboard is dropped at once, the others' when the database announces the change
+        const ended = yield* runs.end(runId, { status: "succeeded", results: ranked, winner, error: null }, yield* DateTime.now)
+        yield* dropGates(runId)
+        if (ended && winner !== null) yield* repository.setRankingWinner(run.leaderboard_id as LeaderboardId, winner)
+      })
+
+      const fail = Effect.fn("RunSteps.fail")(function*(runId: string, error: string) {
+        yield* runs.end(runId, { status: "failed", results: [], winner: null, error: storableText(error) }, yield* DateTime.now)
+        yield* dropGates(runId)
+      })
+
+      const describe = (runId: string) =>
+        Effect.map(runOf(runId), (run) => ({ improve_dataset: run.improve_dataset, leaderboard_id: run.leaderboard_id }))
+
+      return RunSteps.of({ describe, prepare, ask, finish, fail })
+    })
+  )
+}
