@@ -1,6 +1,7 @@
 import { Effect, Layer, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
-import { CaseGeneration, CaseGenerator } from "@podium/domain/human"
+import { CaseGeneration, CaseGenerator, CaseId } from "@podium/domain/human"
+import { LeaderboardId } from "@podium/domain/leaderboards"
 
 /**
  * A claimed human-evaluation generation as a durable workflow, keyed by its claim: the slots are
@@ -9,7 +10,7 @@ import { CaseGeneration, CaseGenerator } from "@podium/domain/human"
  * skips a slot whose response is stored, so a succeeded response is never generated again.
  */
 export const CaseGenerationWorkflow = Workflow.make("CaseGeneration", {
-  payload: { leaderboard_id: Schema.String, case_id: Schema.String, claim_id: Schema.String },
+  payload: { leaderboard_id: LeaderboardId, case_id: CaseId, claim_id: Schema.String },
   idempotencyKey: ({ claim_id }) => claim_id
 })
 

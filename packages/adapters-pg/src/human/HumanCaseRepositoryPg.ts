@@ -27,7 +27,7 @@ import {
   winner,
 } from "@podium/domain/human"
 import { type LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
-import { storableText } from "@podium/domain/shared"
+import { storableText, type WorkspaceId } from "@podium/domain/shared"
 import { toDate, toDateOrNull } from "../Rows.ts"
 
 /** jsonb columns hold the JSON encoding of the domain's schemas (timestamps as ISO strings). */
@@ -45,9 +45,9 @@ const AttachmentsJson = json(Schema.Array(Attachment))
 const UsageJson = json(Schema.NullOr(CaseResponse.fields.usage))
 
 interface CaseRow {
-  readonly id: string
-  readonly leaderboard_id: string
-  readonly workspace_id: string
+  readonly id: CaseId
+  readonly leaderboard_id: LeaderboardId
+  readonly workspace_id: WorkspaceId
   readonly input: string
   readonly context: string
   readonly prompt_override: string | null
@@ -161,9 +161,9 @@ const stageOf: { readonly [S in CaseStatus]: (row: CaseRow, responses: ReadonlyA
 const toCase = (row: CaseRow, responses: ReadonlyArray<ResponseRow>): HumanCase => {
   const stage = stageOf[row.stage](row, responses)
   return new HumanCase({
-    id: row.id as CaseId,
-    leaderboard_id: row.leaderboard_id as LeaderboardId,
-    workspace_id: row.workspace_id as HumanCase["workspace_id"],
+    id: row.id,
+    leaderboard_id: row.leaderboard_id,
+    workspace_id: row.workspace_id,
     input: row.input,
     context: row.context,
     prompt_override: row.prompt_override,
@@ -362,7 +362,7 @@ const layer = Layer.effect(
         pending: number
         current_total: number
         current_pending: number
-        next_pending_case: string | null
+        next_pending_case: CaseId | null
       }>`
         SELECT COALESCE(sum(cases), 0)::int AS total, COALESCE(sum(cases - confirmed), 0)::int AS pending,
           COALESCE(sum(cases) FILTER (WHERE configuration_hash = md5(${configuration})), 0)::int AS current_total,
@@ -373,13 +373,13 @@ const layer = Layer.effect(
              AND review_state <> 'confirmed'
            ORDER BY created_at, id LIMIT 1) AS next_pending_case
         FROM human_cohorts WHERE leaderboard_id = ${leaderboardId}`.pipe(
-        Effect.map(([row]): CaseCounts => ({ ...row!, next_pending_case: row!.next_pending_case as CaseId | null })),
+        Effect.map(([row]): CaseCounts => row!),
         Effect.orDie
       )
 
     const page = (leaderboardId: LeaderboardId, configuration: string, { limit, offset }: { offset: number; limit: number }) =>
       sql<{
-        case_id: string
+        case_id: CaseId
         stage: CaseListItem["status"]
         review_state: CaseListItem["review_state"]
         revision: number
@@ -399,7 +399,7 @@ const layer = Layer.effect(
         ORDER BY created_at, id`.pipe(
         Effect.map((rows) =>
           rows.map((row): CaseListItem => ({
-            id: row.case_id as CaseId,
+            id: row.case_id,
             status: row.stage,
             review_state: row.review_state,
             revision: row.revision,

@@ -95,7 +95,7 @@ const layer = Layer.effect(
         }),
       findWorkspace: (by) =>
         Effect.map(Ref.get(state), (s) => {
-          if ("id" in by) return Option.liftPredicate(by.id as WorkspaceId, (id) => s.workspaces.has(id))
+          if ("id" in by) return Option.fromNullishOr([...s.workspaces.keys()].find((id) => id === by.id))
           const owners = new Set(s.users.filter((u) => sameEmail(u.email, by.ownerEmail)).map((u) => u.id))
           return Option.fromNullishOr([...s.workspaces].find(([, owner]) => owner !== null && owners.has(owner))?.[0])
         })

@@ -107,7 +107,7 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         if (current.status !== "running") return null
         const rows = yield* labels.unlabelled(current, afterId, labelPageSize)
         if (rows.length === 0) return null
-        const found = yield* labellers.of(current.leaderboard_id as LeaderboardId)
+        const found = yield* labellers.of(current.leaderboard_id)
         if (Option.isNone(found)) {
           yield* Effect.forEach(rows, () => labels.countFailure(current), { discard: true })
         } else {
@@ -122,7 +122,7 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
       const publish = Effect.fn("DatasetLabels.publish")(function*(jobId: string) {
         const current = yield* job(jobId)
         const version = yield* labels.publish(current, yield* DateTime.now)
-        if (Option.isSome(version)) yield* datasets.hash(current.leaderboard_id as LeaderboardId, version.value)
+        if (Option.isSome(version)) yield* datasets.hash(current.leaderboard_id, version.value)
       })
 
       const fail = Effect.fn("DatasetLabels.fail")(function*(jobId: string, error: string) {

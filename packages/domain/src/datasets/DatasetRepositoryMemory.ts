@@ -30,7 +30,7 @@ interface Dataset {
   readonly versions: ReadonlyArray<StoredVersion>
 }
 
-type Tables = ReadonlyMap<string, Dataset>
+type Tables = ReadonlyMap<LeaderboardId, Dataset>
 
 const emptyDataset: Dataset = { state: emptyState, rows: [], versions: [] }
 
@@ -81,8 +81,8 @@ const layer = Layer.effect(
         })
       ).pipe(Effect.flatMap((a) => a instanceof ConstraintViolated ? Effect.die(a) : Effect.succeed(a)))
 
-    const datasetOf = (tables: Tables, leaderboardId: string) => tables.get(leaderboardId) ?? emptyDataset
-    const withDataset = (tables: Tables, leaderboardId: string, dataset: Dataset): Tables =>
+    const datasetOf = (tables: Tables, leaderboardId: LeaderboardId) => tables.get(leaderboardId) ?? emptyDataset
+    const withDataset = (tables: Tables, leaderboardId: LeaderboardId, dataset: Dataset): Tables =>
       new Map(tables).set(leaderboardId, dataset)
 
     const append = (input: Parameters<DatasetRepository["Service"]["append"]>[0]) =>
@@ -208,13 +208,13 @@ const layer = Layer.effect(
       unhashed: read((tables) =>
         [...tables].flatMap(([leaderboardId, dataset]) =>
           dataset.versions.flatMap((v) =>
-            v.version.sha256 === null ? [{ leaderboardId: leaderboardId as LeaderboardId, version: v.version.version }] : []
+            v.version.sha256 === null ? [{ leaderboardId, version: v.version.version }] : []
           )
         ).slice(0, 100)
       ),
       pending: read((tables) =>
         [...tables].flatMap(([leaderboardId, dataset]) =>
-          dataset.state.pending > 0 ? [{ leaderboardId: leaderboardId as LeaderboardId, state: dataset.state }] : []
+          dataset.state.pending > 0 ? [{ leaderboardId, state: dataset.state }] : []
         )
       )
     })

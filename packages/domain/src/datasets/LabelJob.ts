@@ -1,5 +1,5 @@
 import { DateTime, Option, Schema } from "effect"
-import type { Candidate, Leaderboard } from "../leaderboards/index.ts"
+import { type Candidate, type Leaderboard, LeaderboardId } from "../leaderboards/index.ts"
 import type { PromptInput } from "../inference/index.ts"
 import type { ChatMessage } from "../shared/index.ts"
 
@@ -12,7 +12,7 @@ export const LabelJobStatus = Schema.Literals(["running", "succeeded", "failed"]
  */
 export class LabelJob extends Schema.Class<LabelJob>("LabelJob")({
   id: Schema.String,
-  leaderboard_id: Schema.String,
+  leaderboard_id: LeaderboardId,
   base_version: Schema.Int,
   labeller: Schema.String,
   status: LabelJobStatus,

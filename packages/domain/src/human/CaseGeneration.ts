@@ -1,9 +1,11 @@
 import { Context, type Effect } from "effect"
+import type { LeaderboardId } from "../leaderboards/index.ts"
+import type { CaseId } from "./HumanEval.ts"
 
 /** A claimed generation: the claim id names it, so running it twice runs it once. */
 export interface GenerationJob {
-  readonly leaderboard_id: string
-  readonly case_id: string
+  readonly leaderboard_id: LeaderboardId
+  readonly case_id: CaseId
   readonly claim_id: string
 }
 

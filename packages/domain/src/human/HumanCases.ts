@@ -28,7 +28,7 @@ export interface CaseCreate {
   readonly input: string
   readonly context?: string | undefined
   readonly prompt_override?: string | null | undefined
-  readonly attachment_ids?: ReadonlyArray<string> | undefined
+  readonly attachment_ids?: ReadonlyArray<DocumentId> | undefined
 }
 
 /**
@@ -118,7 +118,7 @@ export class HumanCases extends Context.Service<HumanCases, {
         const { basePrompt, configuration, serving } = yield* access.open(principal, leaderboardId)
         const own: Array<HumanDocument> = []
         for (const [index, id] of [...new Set(input.attachment_ids ?? [])].entries()) {
-          const found = yield* documents.find(leaderboardId, id as DocumentId)
+          const found = yield* documents.find(leaderboardId, id)
           if (Option.isNone(found) || found.value.scope !== "case") {
             return yield* new InvalidInput({
               message: `${id} is not a case document of this leaderboard`,

@@ -1,4 +1,4 @@
-import { Result, Schema } from "effect"
+import { Option, Result, Schema } from "effect"
 import { InvalidInput } from "../shared/index.ts"
 
 /** `owner/name` of a dataset on the hub. */
@@ -37,7 +37,7 @@ export const parseHubDatasetUrl = (input: string): Result.Result<HubDatasetId, I
   }
   const [owner, name] = parts
   if (owner === undefined || name === undefined || !segment.test(owner) || !segment.test(name)) return invalid
-  return Result.succeed(`${owner}/${name}` as HubDatasetId)
+  return Option.match(HubDatasetId.makeOption(`${owner}/${name}`), { onNone: () => invalid, onSome: Result.succeed })
 }
 
 /** Rows a dataset needs before a model can learn from it (spec: model assignment). */

@@ -1,5 +1,5 @@
 import { DateTime, Result, Schema } from "effect"
-import { InvalidInput } from "../shared/index.ts"
+import { InvalidInput, ModelId } from "../shared/index.ts"
 
 /** `LAST_N`: the newest rows; `WEIGHTED_SHUFFLE`: a seeded sample weighted toward newer rows. */
 export const SelectionAlgorithm = Schema.Literals(["LAST_N", "WEIGHTED_SHUFFLE"])
@@ -31,8 +31,7 @@ export const FineTuneSchedule = Schema.Struct({
 })
 export type FineTuneSchedule = typeof FineTuneSchedule.Type
 
-export const ModelId = Schema.String.check(Schema.isUUID()).pipe(Schema.brand("ModelId"))
-export type ModelId = typeof ModelId.Type
+export { ModelId } from "../shared/index.ts"
 
 export class Model extends Schema.Class<Model>("Model")({
   id: ModelId,

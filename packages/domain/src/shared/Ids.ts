@@ -15,6 +15,18 @@ export type TokenId = typeof TokenId.Type
 export const InviteId = Uuid.pipe(Schema.brand("InviteId"))
 export type InviteId = typeof InviteId.Type
 
+/** A run of a leaderboard's candidates over its dataset; traces of the run carry it. */
+export const RunId = Uuid.pipe(Schema.brand("RunId"))
+export type RunId = typeof RunId.Type
+
+/** A model this service serves and fine-tunes; a Service candidate and a served call name it. */
+export const ModelId = Uuid.pipe(Schema.brand("ModelId"))
+export type ModelId = typeof ModelId.Type
+
+/** One fine-tuned version of a model, the one a served call answered with. */
+export const ModelVersionId = Uuid.pipe(Schema.brand("ModelVersionId"))
+export type ModelVersionId = typeof ModelVersionId.Type
+
 export const Email = Schema.String.check(
   Schema.isMaxLength(320),
   Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "Expected an email address" })

@@ -2,7 +2,7 @@ import { DateTime, Effect, Layer } from "effect"
 import { Membership, Principal, User } from "../access/index.ts"
 import { ChatProviderFailed, ServiceModels } from "../inference/index.ts"
 import { ModelDirectory } from "../leaderboards/index.ts"
-import { IdGenerator, SecretCipher, type UserId, type WorkspaceId } from "../shared/index.ts"
+import { IdGenerator, SecretCipher, UserId, WorkspaceId } from "../shared/index.ts"
 
 /**
  * Small fakes for use-case tests on memory layers, for ports that have no memory adapter of their
@@ -52,8 +52,8 @@ export const ServiceModelsEmpty = {
 
 /** A signed-in user `n` who owns their personal workspace `uuid(n)`. */
 export const workspaceOwner = (n: number) => {
-  const workspace = uuid(n) as WorkspaceId
-  const user = uuid(n + 100) as UserId
+  const workspace = WorkspaceId.make(uuid(n))
+  const user = UserId.make(uuid(n + 100))
   return Principal.SessionPrincipal({
     user: new User({ id: user, subject: `user-${n}`, email: null }),
     memberships: [new Membership({ workspace_id: workspace, user_id: user, role: "owner", personal: true, joined_at: DateTime.makeUnsafe(0) })],
