@@ -54,6 +54,8 @@ import {
   FineTuneBaseModels,
   FineTunePollInterval,
   FineTunes,
+  FineTuneScheduler,
+  FineTuneSteps,
   ModelInference,
   ModelLogs,
   ModelDirectoryModels,
@@ -297,7 +299,14 @@ export const layerServices = (config: PodiumConfig) =>
         ).pipe(
           Layer.provide(RunDatasets.layer)
         ),
-        Layer.mergeAll(FineTunes.layer, Deployments.layer, ModelLogs.layer, ModelWebhooks.layer).pipe(
+        Layer.mergeAll(
+          FineTunes.layer,
+          FineTuneSteps.layer,
+          FineTuneScheduler.layer,
+          Deployments.layer,
+          ModelLogs.layer,
+          ModelWebhooks.layer
+        ).pipe(
           Layer.provideMerge(Models.layer),
           Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
         ),

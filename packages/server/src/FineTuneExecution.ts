@@ -1,7 +1,7 @@
 import { Cause, Effect, Layer, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
 import { persistent, untilLanded } from "./Steps.ts"
-import { DeploymentQueue, Deployments, FineTuneQueue, FineTunes, NoTrainingData, TrainingFailed } from "@podium/domain/models"
+import { DeploymentQueue, Deployments, FineTuneQueue, FineTuneSteps, NoTrainingData, TrainingFailed } from "@podium/domain/models"
 
 /**
  * A fine-tune as a durable workflow, keyed by the run: prepare (examples fixed once) → train (a
@@ -19,21 +19,21 @@ export const FineTuneWorkflow = Workflow.make("FineTune", {
 const Failures = Schema.Union([NoTrainingData, TrainingFailed])
 
 export const layerFineTuneWorkflow = FineTuneWorkflow.toLayer(Effect.fnUntraced(function*({ run_id }) {
-  const fineTunes = yield* FineTunes
+  const steps = yield* FineTuneSteps
   const step = (name: string, effect: Effect.Effect<void, NoTrainingData | TrainingFailed>) =>
     Activity.make({ name, error: Failures, execute: persistent(effect) })
   const work = Effect.gen(function*() {
-    yield* step("prepare", fineTunes.prepare(run_id))
-    yield* step("train", fineTunes.train(run_id))
-    yield* step("follow", fineTunes.follow(run_id))
-    yield* step("evaluate", fineTunes.evaluate(run_id))
-    yield* step("finish", fineTunes.finish(run_id))
+    yield* step("prepare", steps.prepare(run_id))
+    yield* step("train", steps.train(run_id))
+    yield* step("follow", steps.follow(run_id))
+    yield* step("evaluate", steps.evaluate(run_id))
+    yield* step("finish", steps.finish(run_id))
   })
   yield* work.pipe(
     Effect.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause as Cause.Cause<never>)
-        : Activity.make({ name: "fail", execute: untilLanded(fineTunes.fail(run_id, reasonOf(cause))) })
+        : Activity.make({ name: "fail", execute: untilLanded(steps.fail(run_id, reasonOf(cause))) })
     )
   )
 }))

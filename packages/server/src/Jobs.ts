@@ -2,7 +2,7 @@ import { Cron, DateTime, Duration, Effect, Layer } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { BudgetLedger, InviteRepository } from "@podium/domain/access"
 import { DatasetRepository, Datasets } from "@podium/domain/datasets"
-import { deliveryBatch, Deployments, FineTunes, ModelWebhooks } from "@podium/domain/models"
+import { deliveryBatch, Deployments, FineTuneScheduler, ModelWebhooks } from "@podium/domain/models"
 import { RunScheduler } from "@podium/domain/runs"
 import { pruneProcessedMessages } from "@podium/adapters-pg/JobStoragePg"
 import type { PodiumConfig } from "./Config.ts"
@@ -74,11 +74,11 @@ export const scheduledRuns = Effect.gen(function*() {
  * occurrence claimed once), and fine-tunes left queued by a crash are enqueued again.
  */
 export const scheduledFineTunes = Effect.gen(function*() {
-  const fineTunes = yield* FineTunes
+  const scheduler = yield* FineTuneScheduler
   const deployments = yield* Deployments
-  const requeued = (yield* fineTunes.requeue) + (yield* deployments.requeue)
+  const requeued = (yield* scheduler.requeue) + (yield* deployments.requeue)
   if (requeued > 0) yield* Effect.logWarning("enqueued queued fine-tunes again").pipe(Effect.annotateLogs({ count: requeued }))
-  const started = yield* fineTunes.runSchedules
+  const started = yield* scheduler.runSchedules
   if (started > 0) yield* Effect.logInfo("started scheduled fine-tunes").pipe(Effect.annotateLogs({ count: started }))
   return started
 }).pipe(Effect.withSpan("Jobs.scheduledFineTunes"))

@@ -2,16 +2,13 @@ import { type Context, DateTime, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { DatasetRepositoryMemory } from "../datasets/index.ts"
-import { ChatProvider, ChatTargets, TraceWriter } from "../inference/index.ts"
 import { HubDatasets, IntegrationRepository } from "../integrations/index.ts"
 import { LeaderboardRepositoryMemory, Leaderboards } from "../leaderboards/index.ts"
-import { RunDatasets } from "../runs/index.ts"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, workspaceOwner } from "../testing/index.ts"
 import { type BaseModel, baseModelId } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
-import { FineTunes } from "./FineTunes.ts"
-import { FineTuningApi } from "./FineTuningApi.ts"
+import { FineTuneScheduler } from "./FineTuneScheduler.ts"
 import { type ModelId, newModel } from "./Model.ts"
 import { FineTuneQueue } from "./FineTuneQueue.ts"
 import { FineTuneRepository } from "./FineTuneRepository.ts"
@@ -20,7 +17,7 @@ import { FineTuneRepositoryMemory, ModelRepositoryMemory } from "./ModelReposito
 import { Models } from "./Models.ts"
 
 // The fine-tune scheduler under a test clock: the use cases over the memory repositories. Nothing
-// here trains (the queue records what it is given), so the ports a run's steps use are absent.
+// here trains (the queue records what it is given): a run's steps (FineTuneSteps) are not wired.
 
 const base: BaseModel = {
   id: baseModelId("openai", "base-model"),
@@ -47,15 +44,10 @@ const adapters = Layer.mergeAll(
   })),
   Layer.succeed(FineTuneQueue, FineTuneQueue.of({ enqueue: (run) => Effect.sync(() => void enqueued.push(run)) })),
   Layer.succeed(IntegrationRepository, IntegrationRepository.of({ save: () => Effect.void, find: () => Effect.succeedNone })),
-  absent(HubDatasets),
-  absent(FineTuningApi),
-  absent(RunDatasets),
-  absent(ChatProvider),
-  absent(ChatTargets),
-  absent(TraceWriter)
+  absent(HubDatasets)
 )
 const repositories = ModelRepositoryMemory.layer.pipe(Layer.provideMerge(adapters))
-const layer = FineTunes.layer.pipe(
+const layer = FineTuneScheduler.layer.pipe(
   Layer.provideMerge(Models.layer),
   Layer.provideMerge(Leaderboards.layer),
   Layer.provideMerge(repositories),
@@ -69,7 +61,7 @@ describe("scheduled fine-tunes", () => {
   it("start when due by the clock, once per occurrence, and skip the occurrences missed", () =>
     Effect.runPromise(Effect.provide(
       Effect.gen(function*() {
-        const fineTunes = yield* FineTunes
+        const scheduler = yield* FineTuneScheduler
         const models = yield* Models
         const stored = yield* ModelRepository
         const runs = yield* FineTuneRepository
@@ -91,12 +83,12 @@ describe("scheduled fine-tunes", () => {
         })
         expect(iso(scheduled.next_fine_tune_at!)).toBe("2026-11-24T09:00:00.000Z")
 
-        expect(yield* fineTunes.runSchedules).toBe(0)
+        expect(yield* scheduler.runSchedules).toBe(0)
         yield* TestClock.adjust("23 hours")
-        expect(yield* fineTunes.runSchedules).toBe(0)
+        expect(yield* scheduler.runSchedules).toBe(0)
         yield* TestClock.adjust("1 hour")
-        expect(yield* fineTunes.runSchedules).toBe(1)
-        expect(yield* fineTunes.runSchedules).toBe(0)
+        expect(yield* scheduler.runSchedules).toBe(1)
+        expect(yield* scheduler.runSchedules).toBe(0)
         expect(enqueued).toHaveLength(1)
         expect(enqueued[0]).toMatchObject({
           model_id: model.id,
@@ -110,13 +102,13 @@ describe("scheduled fine-tunes", () => {
 
         // three days on: one fine-tune, not three, and the next is the first occurrence still ahead
         yield* TestClock.adjust("3 days")
-        expect(yield* fineTunes.runSchedules).toBe(1)
+        expect(yield* scheduler.runSchedules).toBe(1)
         expect(enqueued).toHaveLength(2)
         expect(iso((yield* models.get(owner, model.id)).next_fine_tune_at!)).toBe("2026-11-28T09:00:00.000Z")
 
         // while one runs, a due occurrence passes without a second
         yield* TestClock.adjust("1 day")
-        expect(yield* fineTunes.runSchedules).toBe(0)
+        expect(yield* scheduler.runSchedules).toBe(0)
         expect(enqueued).toHaveLength(2)
         expect(iso((yield* models.get(owner, model.id)).next_fine_tune_at!)).toBe("2026-11-29T09:00:00.000Z")
       }),
