@@ -3,6 +3,8 @@ import { RunDatasets } from "../runs/index.ts"
 import { BaseModels } from "./BaseModels.ts"
 import { Deployments } from "./Deployments.ts"
 import { FineTunes } from "./FineTunes.ts"
+import { FineTuneScheduler } from "./FineTuneScheduler.ts"
+import { FineTuneSteps } from "./FineTuneSteps.ts"
 import { ModelInference } from "./ModelInference.ts"
 import { ModelLogs } from "./ModelLogs.ts"
 import { Models } from "./Models.ts"
@@ -15,7 +17,14 @@ import { ModelWebhooks } from "./ModelWebhooks.ts"
  */
 export const ModelsUseCases = {
   layer: Layer.mergeAll(
-    Layer.mergeAll(FineTunes.layer, Deployments.layer, ModelLogs.layer, ModelWebhooks.layer).pipe(
+    Layer.mergeAll(
+      FineTunes.layer,
+      FineTuneSteps.layer,
+      FineTuneScheduler.layer,
+      Deployments.layer,
+      ModelLogs.layer,
+      ModelWebhooks.layer
+    ).pipe(
       Layer.provideMerge(Models.layer),
       Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
     ),
