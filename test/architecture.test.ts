@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs"
-import { dirname, join, relative, resolve, sep } from "node:path"
+import { basename, dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseSync } from "rolldown/utils"
 import { describe, expect, it } from "vitest"
@@ -12,7 +12,9 @@ import { describe, expect, it } from "vitest"
  * - the domain is one folder per bounded context (`src/<context>/`): a file reaches another context
  *   only through that context's `index.ts`, and code outside the domain only through
  *   `@podium/domain/<context>`;
- * - contexts depend on each other one way (type imports included), and `shared/` on none.
+ * - contexts depend on each other one way (type imports included), and `shared/` on none;
+ * - a context's memory adapters (`@podium/domain/<context>/memory`, inside the domain
+ *   `../<context>/memory.ts`) are for tests: no code in a package's `src/` but tests imports them.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
@@ -153,13 +155,13 @@ const contextOf = (path: string): string | undefined => {
   return parts.length > 1 ? parts[0] : undefined
 }
 
-/** Inside the domain, another context is reached through its `index.ts` only. */
+/** Inside the domain, another context is reached through its `index.ts` only (its tests' memory adapters through `memory.ts`). */
 export const contextRule: Rule = (specifier, file) => {
   if (!isRelative(specifier)) return undefined
   const target = resolve(dirname(file), specifier)
   const other = contextOf(target)
   if (other === undefined || other === contextOf(file)) return undefined
-  return target === join(domainSrc, other, "index.ts")
+  return target === join(domainSrc, other, "index.ts") || target === join(domainSrc, other, "memory.ts")
     ? undefined
     : `reaches into the internals of context "${other}": import "../${other}/index.ts"`
 }
@@ -219,11 +221,30 @@ export const contextCycles = (edges: ReadonlyArray<ContextEdge>): Array<Violatio
     }]
   })
 
-/** Outside the domain, a context is its package entry `@podium/domain/<context>`. */
+/** Outside the domain, a context is its package entry `@podium/domain/<context>` (and, for tests, `…/memory`). */
 export const domainEntryRule: Rule = (specifier) =>
-  specifier.startsWith("@podium/domain") && !/^@podium\/domain\/[a-z]+$/.test(specifier)
+  specifier.startsWith("@podium/domain") && !/^@podium\/domain\/[a-z]+(\/memory)?$/.test(specifier)
     ? "import a domain context through its entry, `@podium/domain/<context>`"
     : undefined
+
+/** The test support beside the domain's tests (`testing/`) is test code too. */
+const isTestCode = (file: string) => isTestFile(file) || isInside(join(domainSrc, "testing"), file)
+
+/** A context's memory entry (`memory.ts`) or one of its memory adapters (`*Memory.ts`). */
+const isMemoryFile = (path: string) => isInside(domainSrc, path) && /^(memory|[A-Za-z]+Memory)\.ts$/.test(basename(path))
+
+/**
+ * Memory adapters are for tests: in a package's `src/`, only tests, the domain's test support and
+ * the memory adapters themselves import `@podium/domain/<context>/memory`, a `memory.ts` or a
+ * `*Memory.ts`. (test/ and bench/ may.)
+ */
+export const memoryRule: Rule = (specifier, file) => {
+  if (isTestCode(file) || isMemoryFile(file)) return undefined
+  const memory = isRelative(specifier)
+    ? isMemoryFile(resolve(dirname(file), specifier))
+    : /^@podium\/domain\/[a-z]+\/memory$/.test(specifier)
+  return memory ? "memory adapters are for tests: only test code imports them" : undefined
+}
 
 export const adapterRule: Rule = (specifier, file) => {
   if (isRelative(specifier)) return stayInPackage(specifier, file)
@@ -238,8 +259,11 @@ export const adapterRule: Rule = (specifier, file) => {
 
 const httpSrc = join(packagesDir, "adapters-http", "src")
 
-/** The HTTP contract (`api/`, `<context>/*Api.ts`): what clients import, so it holds no server code. */
-const isContractFile = (file: string) => isInside(join(httpSrc, "api"), file) || /Api\.ts$/.test(file)
+/**
+ * The HTTP contract (`api/`, `<context>/*Api.ts` and the context's errors, `<context>/*Errors.ts`):
+ * what clients import, so it holds no server code.
+ */
+const isContractFile = (file: string) => isInside(join(httpSrc, "api"), file) || /(Api|Errors)\.ts$/.test(file)
 
 export const contractRule: Rule = (specifier, file) => {
   if (!isRelative(specifier)) return undefined
@@ -319,6 +343,13 @@ describe("import boundaries", () => {
   it("code outside the domain imports a context only through @podium/domain/<context>", () => {
     const outside = [join(packagesDir, "server"), join(root, "test"), join(root, "bench")]
     const violations = outside.flatMap((dir) => checkDir(dir, domainEntryRule))
+    expect(violations, format(violations)).toEqual([])
+  })
+
+  it("no code in packages/*/src but tests imports a memory adapter", () => {
+    const sources = readdirSync(packagesDir).flatMap((name) => sourceFiles(join(packagesDir, name, "src")))
+    expect(sources.filter((file) => basename(file) === "memory.ts").length).toBeGreaterThan(5)
+    const violations = sources.flatMap((file) => check(file, readFileSync(file, "utf8"), memoryRule))
     expect(violations, format(violations)).toEqual([])
   })
 
@@ -494,6 +525,7 @@ describe("the import checker", () => {
     const source = `
       import { Errors } from "../api/Errors.ts"
       import { LeaderboardView } from "../leaderboards/LeaderboardsApi.ts"
+      import { StaleRevision } from "./HumanErrors.ts"
       import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
       import { caseView } from "./HumanHttp.ts"
     `
@@ -524,6 +556,25 @@ describe("the import checker", () => {
       "@podium/domain/shared/Ids",
       "@podium/domain/access/index.ts"
     ])
+  })
+
+  it("keeps memory adapters in tests", () => {
+    const source = `
+      import { RunRepository } from "@podium/domain/runs"
+      import { RunRepositoryMemory } from "@podium/domain/runs/memory"
+      import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
+      import { RunRepositoryMemory as Direct } from "./RunRepositoryMemory.ts"
+      import { Run } from "./Run.ts"
+    `
+    const runsFile = join(domainSrc, "runs", "Sample.ts")
+    const memoryImports = ["@podium/domain/runs/memory", "../leaderboards/memory.ts", "./RunRepositoryMemory.ts"]
+    expect(specifiers(runsFile, source, memoryRule)).toEqual(memoryImports)
+    expect(specifiers(httpFile, source, memoryRule)).toEqual(["@podium/domain/runs/memory"])
+    expect(specifiers(runsFile.replace(/\.ts$/, ".test.ts"), source, memoryRule)).toEqual([])
+    expect(specifiers(join(domainSrc, "testing", "index.ts"), source, memoryRule)).toEqual([])
+    expect(specifiers(join(domainSrc, "runs", "memory.ts"), source, memoryRule)).toEqual([])
+    expect(specifiers(runsFile, source, contextRule)).toEqual([])
+    expect(specifiers(httpFile, source, domainEntryRule)).toEqual([])
   })
 
   it("finds the imports between contexts, type-only ones too, but not a test's use of the test support", () => {

@@ -1,7 +1,7 @@
 import { BudgetLedgerPg } from "@podium/adapters-pg/access/BudgetLedgerPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
-import { BudgetLedgerMemory } from "@podium/domain/access"
+import { BudgetLedgerMemory } from "@podium/domain/access/memory"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestDatabase } from "../support/database.ts"

@@ -6,14 +6,14 @@ import { InferenceLogWriterPg } from "@podium/adapters-pg/models/InferenceLogWri
 import { ModelRepositoryPg } from "@podium/adapters-pg/models/ModelRepositoryPg"
 import { WebhookOutboxPg } from "@podium/adapters-pg/models/WebhookOutboxPg"
 import { WebhookRepositoryPg } from "@podium/adapters-pg/models/WebhookRepositoryPg"
-import { WorkspaceRepositoryMemory } from "@podium/domain/access"
-import { LeaderboardRepositoryMemory } from "@podium/domain/leaderboards"
+import { WorkspaceRepositoryMemory } from "@podium/domain/access/memory"
+import { LeaderboardRepositoryMemory } from "@podium/domain/leaderboards/memory"
 import {
   FineTuneRepositoryMemory,
   InferenceLogsMemory,
   ModelRepositoryMemory,
   WebhookRepositoryMemory
-} from "@podium/domain/models"
+} from "@podium/domain/models/memory"
 import { Layer } from "effect"
 import { TestDatabase } from "../support/database.ts"
 import { inferenceLogsContract, inferenceLogsPostgresContract } from "./InferenceLogs.contract.ts"

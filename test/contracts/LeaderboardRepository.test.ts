@@ -1,7 +1,7 @@
 import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
-import { LeaderboardRepositoryMemory } from "@podium/domain/leaderboards"
+import { LeaderboardRepositoryMemory } from "@podium/domain/leaderboards/memory"
 import type { WorkspaceId } from "@podium/domain/shared"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"

@@ -1,7 +1,7 @@
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
-import { WorkspaceRepositoryMemory } from "@podium/domain/access"
+import { WorkspaceRepositoryMemory } from "@podium/domain/access/memory"
 import { Layer } from "effect"
 import { TestDatabase } from "../support/database.ts"
 import { workspaceRepositoryContract } from "./WorkspaceRepository.contract.ts"

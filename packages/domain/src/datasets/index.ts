@@ -1,7 +1,6 @@
 export * from "./Dataset.ts"
 export * from "./DatasetErrors.ts"
 export * from "./DatasetRepository.ts"
-export * from "./DatasetRepositoryMemory.ts"
 export * from "./DatasetRow.ts"
 export * from "./Datasets.ts"
 export * from "./EventLimits.ts"

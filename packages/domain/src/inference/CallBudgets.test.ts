@@ -6,10 +6,10 @@ import {
   type BudgetResetInterval,
   BudgetExceeded,
   BudgetLedger,
-  BudgetLedgerMemory,
   type CallBound,
   Principal
 } from "../access/index.ts"
+import { BudgetLedgerMemory } from "../access/memory.ts"
 import type { TokenId, WorkspaceId } from "../shared/index.ts"
 import { uuid } from "../testing/index.ts"
 import { CallBudgets, reservationLifetime } from "./CallBudgets.ts"

@@ -1,7 +1,6 @@
 export * from "./Candidate.ts"
 export * from "./Leaderboard.ts"
 export * from "./LeaderboardRepository.ts"
-export * from "./LeaderboardRepositoryMemory.ts"
 export * from "./Leaderboards.ts"
 export * from "./ModelDirectory.ts"
 export * from "./Schedule.ts"

@@ -14,7 +14,8 @@ import {
   ServiceModels,
   TraceWriter
 } from "../inference/index.ts"
-import { LeaderboardRepositoryMemory, type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
+import { type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
+import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
 import type { RunSteps } from "../runs/index.ts"
 import { NotFound, type WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"

@@ -1,0 +1,3 @@
+/** The models context's memory adapters, for tests only: `@podium/domain/models/memory` (the architecture test keeps them out of the packages' code). */
+export * from "./InferenceLogMemory.ts"
+export * from "./ModelRepositoryMemory.ts"
