@@ -26,16 +26,10 @@ import { InferenceLogReader } from "./InferenceLogReader.ts"
 import { InferenceLogsMemory } from "./InferenceLogMemory.ts"
 import { type ModelId, newModel } from "./Model.ts"
 import { NoSuccessfulFineTune } from "./ModelErrors.ts"
-import {
-  activeVersion,
-  type VersionCall,
-  exchangeOf,
-  inferenceLogOf,
-  ModelDirectoryModels,
-  ModelInference,
-  ServiceModelsDeployed,
-  unservable
-} from "./ModelInference.ts"
+import { ModelDirectoryModels } from "./ModelDirectoryModels.ts"
+import { ModelInference } from "./ModelInference.ts"
+import { ServiceModelsDeployed } from "./ServiceModelsDeployed.ts"
+import { activeVersion, exchangeOf, inferenceLogOf, unservable, type VersionCall } from "./VersionCalls.ts"
 import { ModelRepository } from "./ModelRepository.ts"
 import { FineTuneRepositoryMemory, ModelRepositoryMemory } from "./ModelRepositoryMemory.ts"
 
