@@ -1,6 +1,6 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { WorkspaceRepository } from "@podium/domain/access"
-import { Leaderboard, LeaderboardRepository, type LeaderboardStatus } from "@podium/domain/leaderboards"
+import { Leaderboard, LeaderboardId, LeaderboardRepository, type LeaderboardStatus } from "@podium/domain/leaderboards"
 import {
   type FineTuneEnd,
   FineTuneInProgress,
@@ -8,6 +8,7 @@ import {
   FineTuneRun,
   Model,
   newModel,
+  ModelId,
   ModelRepository,
   ModelVersion,
   runningRejection,
@@ -15,6 +16,7 @@ import {
   type TrainingExample
 } from "@podium/domain/models"
 import { Run, RunRepository } from "@podium/domain/runs"
+import type { WorkspaceId } from "@podium/domain/shared"
 import { DateTime, Deferred, Effect, Exit, Fiber, type Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -33,19 +35,19 @@ const modelView = plain<Model>
 const runView = plain<FineTuneRun>
 const versionView = plain<ModelVersion>
 
-const aWorkspace = Effect.map(aUser(), ({ workspaceId }) => workspaceId as string)
+const aWorkspace = Effect.map(aUser(), ({ workspaceId }) => workspaceId)
 
-const aBoard = (workspaceId: string, status: LeaderboardStatus = "active") =>
+const aBoard = (workspaceId: WorkspaceId, status: LeaderboardStatus = "active") =>
   Effect.gen(function*() {
-    const leaderboard = new Leaderboard({ ...aLeaderboard(workspaceId as Leaderboard["workspace_id"]), status })
+    const leaderboard = new Leaderboard({ ...aLeaderboard(workspaceId), status })
     yield* (yield* LeaderboardRepository).insert(leaderboard)
     return leaderboard
   })
 
-const aModel = (workspaceId: string, fields: Partial<Model> = {}) =>
+const aModel = (workspaceId: WorkspaceId, fields: Partial<Model> = {}) =>
   new Model({
     ...newModel({
-      id: uuid() as Model["id"],
+      id: ModelId.make(uuid()),
       workspace_id: workspaceId,
       name: "support-bot",
       description: "answers support questions",
@@ -147,7 +149,7 @@ const foundRun = (id: string) =>
       return runView(Option.getOrThrow(run))
     }))
 
-const idsOf = (items: ReadonlyArray<{ readonly id: string }>) => items.map((item) => item.id)
+const idsOf = <Id extends string>(items: ReadonlyArray<{ readonly id: Id }>) => items.map((item) => item.id)
 
 /** A model with a queued fine-tune, in a workspace of its own. */
 const aModelWithRun = Effect.gen(function*() {
@@ -202,9 +204,9 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
         Effect.gen(function*() {
           const models = yield* ModelRepository
           const workspace = yield* aWorkspace
-          const [low, high] = [uuid(), uuid()].sort()
-          const second = aModel(workspace, { id: high as Model["id"], created_at: at(1) })
-          const first = aModel(workspace, { id: low as Model["id"], created_at: at(1) })
+          const [low, high] = [ModelId.make(uuid()), ModelId.make(uuid())].sort()
+          const second = aModel(workspace, { id: high!, created_at: at(1) })
+          const first = aModel(workspace, { id: low!, created_at: at(1) })
           const oldest = aModel(workspace, { created_at: t0 })
           const newest = aModel(workspace, { created_at: at(5) })
           const gone = aModel(workspace, { created_at: at(2) })
@@ -271,7 +273,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
 
           const deleted = yield* aBoard(workspace)
           assert.isTrue(yield* leaderboards.softDelete(deleted.id, at(1)))
-          const model = aModel(workspace, { leaderboard_ids: [uuid(), live.id, deleted.id] })
+          const model = aModel(workspace, { leaderboard_ids: [LeaderboardId.make(uuid()), live.id, deleted.id] })
           yield* models.insert(model)
           assert.deepStrictEqual((yield* foundModel(model.id)).leaderboard_ids, [live.id])
         }))

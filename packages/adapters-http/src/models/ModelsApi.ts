@@ -16,6 +16,7 @@ import {
   Trainer,
   TrainingDataset
 } from "@podium/domain/models"
+import { LeaderboardId } from "@podium/domain/leaderboards"
 import { WorkspaceId } from "@podium/domain/shared"
 import {
   BaseModelUnavailable,
@@ -79,7 +80,7 @@ const BaseModelView = BaseModel.annotate({
 
 const ModelName = Schema.NullOr(Schema.String.check(Schema.isMaxLength(300)))
 const Description = Schema.NullOr(Schema.String.check(Schema.isMaxLength(4000)))
-const LeaderboardIds = Schema.Array(Uuid).check(Schema.isMaxLength(100))
+const LeaderboardIds = Schema.Array(LeaderboardId).check(Schema.isMaxLength(100))
 const CreationMode = Schema.Literals(creationModes)
 const BaseModelChoice = Schema.NullOr(Uuid)
 const Schedule = Schema.NullOr(FineTuneScheduleView)

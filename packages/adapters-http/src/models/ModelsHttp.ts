@@ -1,7 +1,7 @@
 import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { FineTunes, type FineTuneRun, type Model, type ModelVersion, Models, unalias, type UpdateModelInput } from "@podium/domain/models"
-import { Links, type WorkspaceId } from "@podium/domain/shared"
+import { Links } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
@@ -16,7 +16,7 @@ const isoOrNull = (at: DateTime.Utc | null) => at === null ? null : DateTime.for
 const modelView = (m: Model): typeof ModelView.Type => ({
   ...m.extra as typeof ModelView.Type,
   id: m.id,
-  business_id: m.workspace_id as WorkspaceId,
+  business_id: m.workspace_id,
   name: m.name,
   model_name: m.model_name,
   description: m.description,

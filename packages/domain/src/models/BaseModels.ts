@@ -16,9 +16,9 @@ export const FineTuneBaseModels = Context.Reference<ReadonlyArray<string>>("@pod
  * workspace with a router integration). Ids are stable, derived from trainer and model name.
  */
 export class BaseModels extends Context.Service<BaseModels, {
-  readonly list: (workspaceId: string) => Effect.Effect<ReadonlyArray<BaseModel>, IntegrationUnavailable>
+  readonly list: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<BaseModel>, IntegrationUnavailable>
   /** Configured models are found without asking the router. */
-  readonly find: (workspaceId: string, id: string) => Effect.Effect<Option.Option<BaseModel>, IntegrationUnavailable>
+  readonly find: (workspaceId: WorkspaceId, id: string) => Effect.Effect<Option.Option<BaseModel>, IntegrationUnavailable>
 }>()("@podium/domain/models/BaseModels") {
   static readonly layer = Layer.effect(
     BaseModels,
@@ -41,8 +41,8 @@ export class BaseModels extends Context.Service<BaseModels, {
           : []
       )
 
-      const routed = Effect.fnUntraced(function*(workspaceId: string) {
-        const integration = yield* integrations.find(workspaceId as WorkspaceId, "router")
+      const routed = Effect.fnUntraced(function*(workspaceId: WorkspaceId) {
+        const integration = yield* integrations.find(workspaceId, "router")
         if (Option.isNone(integration)) return []
         const models = yield* catalogue.models(yield* cipher.open(integration.value.sealed_token))
         return models.map((m): BaseModel => ({
@@ -54,11 +54,11 @@ export class BaseModels extends Context.Service<BaseModels, {
         }))
       })
 
-      const list = Effect.fn("BaseModels.list")(function*(workspaceId: string) {
+      const list = Effect.fn("BaseModels.list")(function*(workspaceId: WorkspaceId) {
         return [...yield* configured, ...yield* routed(workspaceId)]
       })
 
-      const find = Effect.fn("BaseModels.find")(function*(workspaceId: string, id: string) {
+      const find = Effect.fn("BaseModels.find")(function*(workspaceId: WorkspaceId, id: string) {
         const own = (yield* configured).find((m) => m.id === id)
         if (own !== undefined) return Option.some(own)
         return Option.fromUndefinedOr((yield* routed(workspaceId)).find((m) => m.id === id))

@@ -1,5 +1,6 @@
 import { DateTime, Result, Schema } from "effect"
-import { InvalidInput, ModelId } from "../shared/index.ts"
+import { LeaderboardId } from "../leaderboards/index.ts"
+import { InvalidInput, ModelId, WorkspaceId } from "../shared/index.ts"
 
 /** `LAST_N`: the newest rows; `WEIGHTED_SHUFFLE`: a seeded sample weighted toward newer rows. */
 export const SelectionAlgorithm = Schema.Literals(["LAST_N", "WEIGHTED_SHUFFLE"])
@@ -35,7 +36,7 @@ export { ModelId } from "../shared/index.ts"
 
 export class Model extends Schema.Class<Model>("Model")({
   id: ModelId,
-  workspace_id: Schema.String,
+  workspace_id: WorkspaceId,
   name: Schema.String,
   /** The name clients call it by, when it differs from `name`. */
   model_name: Schema.NullOr(Schema.String),
@@ -47,7 +48,7 @@ export class Model extends Schema.Class<Model>("Model")({
   auto_update_model: Schema.Boolean,
   continuous_self_learning: Schema.Boolean,
   hypertuning_parameters: Schema.Boolean,
-  leaderboard_ids: Schema.Array(Schema.String),
+  leaderboard_ids: Schema.Array(LeaderboardId),
   fine_tune_schedule: Schema.NullOr(FineTuneSchedule),
   next_fine_tune_at: Schema.NullOr(Schema.DateTimeUtc),
   /** Whether a fine-tune of it has ever succeeded: continuous learning needs one. */
@@ -117,7 +118,7 @@ export interface CreateModelInput {
   readonly name: string
   readonly model_name?: string | null | undefined
   readonly description?: string | null | undefined
-  readonly leaderboard_ids?: ReadonlyArray<string> | undefined
+  readonly leaderboard_ids?: ReadonlyArray<LeaderboardId> | undefined
   readonly creation_mode?: string | undefined
   readonly selected_base_model_version_id?: string | null | undefined
   readonly selected_base_model_resolution_id?: string | null | undefined

@@ -17,14 +17,14 @@ import {
 import { type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
 import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
 import type { RunSteps } from "../runs/index.ts"
-import { NotFound, type WorkspaceId } from "../shared/index.ts"
+import { NotFound, WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
 import { defaultDeployment } from "./Deployment.ts"
 import { ModelServing, type ServedVersion, type ServingModel } from "./ModelServing.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
 import { InferenceLogReader } from "./InferenceLogReader.ts"
 import { InferenceLogsMemory } from "./InferenceLogMemory.ts"
-import { type ModelId, newModel } from "./Model.ts"
+import { ModelId, newModel } from "./Model.ts"
 import { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { ModelDirectoryModels } from "./ModelDirectoryModels.ts"
 import { ModelInference } from "./ModelInference.ts"
@@ -33,8 +33,8 @@ import { activeVersion, exchangeOf, inferenceLogOf, unservable, type VersionCall
 import { ModelRepository } from "./ModelRepository.ts"
 import { FineTuneRepositoryMemory, ModelRepositoryMemory } from "./ModelRepositoryMemory.ts"
 
-const workspace = uuid(1) as WorkspaceId
-const elsewhere = uuid(2) as WorkspaceId
+const workspace = WorkspaceId.make(uuid(1))
+const elsewhere = WorkspaceId.make(uuid(2))
 const at = DateTime.makeUnsafe(0)
 
 const version = (id: string, overrides: Partial<ServedVersion> = {}): ServedVersion => ({
@@ -308,8 +308,8 @@ describe("ServiceModelsDeployed", () => {
 })
 
 describe("ModelDirectoryModels", () => {
-  const model = (id: string, workspace_id: string) =>
-    newModel({ id: id as ModelId, workspace_id, name: id, created_at: at })
+  const model = (id: string, workspace_id: WorkspaceId) =>
+    newModel({ id: ModelId.make(id), workspace_id, name: id, created_at: at })
 
   it("knows a workspace's own models that are not deleted", async () => {
     const found = await Effect.runPromise(Effect.gen(function*() {

@@ -64,13 +64,13 @@ const modelLayer = Layer.effect(
       )
 
     /** The live leaderboards of `ids`, in their order; fails with the first running one of `added`. */
-    const assignment = (ids: ReadonlyArray<string>, added: ReadonlyArray<string>) =>
+    const assignment = (ids: ReadonlyArray<LeaderboardId>, added: ReadonlyArray<LeaderboardId>) =>
       Effect.gen(function*() {
         if (new Set(ids).size !== ids.length) {
           return yield* Effect.die(new ConstraintViolated({ constraint: "model_leaderboards_pkey" }))
         }
-        const found = yield* Effect.forEach(ids, (id) => leaderboards.find(id as LeaderboardId))
-        const statuses = new Map(found.flatMap((l) => Option.isSome(l) ? [[l.value.id as string, l.value.status] as const] : []))
+        const found = yield* Effect.forEach(ids, (id) => leaderboards.find(id))
+        const statuses = new Map(found.flatMap((l) => Option.isSome(l) ? [[l.value.id, l.value.status] as const] : []))
         const running = added.find((id) => statuses.get(id) === "running")
         if (running !== undefined) return yield* runningRejection(running)
         return ids.filter((id) => statuses.has(id))

@@ -67,7 +67,7 @@ export class Models extends Context.Service<Models, {
             ? principal.token.workspace_id === found.value.workspace_id
             : principal._tag === "PushTokenPrincipal"
             ? false
-            : visibleMembership(principal, found.value.workspace_id as WorkspaceId) !== undefined
+            : visibleMembership(principal, found.value.workspace_id) !== undefined
         )
         if (!sees || Option.isNone(found)) return yield* new NotFound({ resource: "model", id })
         return found.value
@@ -86,9 +86,9 @@ export class Models extends Context.Service<Models, {
       })
 
       /** Each leaderboard newly assigned must be of the model's workspace and have data to learn from. */
-      const checkAssignable = Effect.fnUntraced(function*(principal: Principal, workspaceId: string, leaderboardIds: ReadonlyArray<string>) {
+      const checkAssignable = Effect.fnUntraced(function*(principal: Principal, workspaceId: WorkspaceId, leaderboardIds: ReadonlyArray<LeaderboardId>) {
         for (const id of leaderboardIds) {
-          const { leaderboard } = yield* leaderboards.get(principal, id as LeaderboardId)
+          const { leaderboard } = yield* leaderboards.get(principal, id)
           // a member of several workspaces sees their leaderboards too: a model learns from its own workspace's only
           if (leaderboard.workspace_id !== workspaceId) return yield* new NotFound({ resource: "leaderboard", id })
           const facts: DatasetFacts = leaderboard.challenge.dataset_type === "PUSH"
@@ -98,9 +98,9 @@ export class Models extends Context.Service<Models, {
         }
       })
 
-      const unique = (values: ReadonlyArray<string>) => [...new Set(values)]
+      const unique = <A>(values: ReadonlyArray<A>) => [...new Set(values)]
 
-      const checkFields = Effect.fnUntraced(function*(workspaceId: string, input: UpdateModelInput) {
+      const checkFields = Effect.fnUntraced(function*(workspaceId: WorkspaceId, input: UpdateModelInput) {
         if (input.name !== undefined && input.name.trim() === "") {
           return yield* new InvalidInput({ message: "name must not be empty", path: ["name"] })
         }
@@ -220,7 +220,7 @@ export class Models extends Context.Service<Models, {
         const model = yield* visible(principal, id)
         const found: Array<Leaderboard> = []
         for (const leaderboardId of model.leaderboard_ids) {
-          const detail = yield* Effect.option(leaderboards.get(principal, leaderboardId as LeaderboardId))
+          const detail = yield* Effect.option(leaderboards.get(principal, leaderboardId))
           if (Option.isSome(detail)) found.push(detail.value.leaderboard)
         }
         return found
