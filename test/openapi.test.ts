@@ -1,5 +1,13 @@
 import { Api } from "@podium/adapters-http/api/Api"
-import * as Errors from "@podium/adapters-http/api/Errors"
+import * as AccessErrors from "@podium/adapters-http/access/AccessErrors"
+import * as SharedErrors from "@podium/adapters-http/api/Errors"
+import * as DatasetsErrors from "@podium/adapters-http/datasets/DatasetsErrors"
+import * as HumanErrors from "@podium/adapters-http/human/HumanErrors"
+import * as InferenceErrors from "@podium/adapters-http/inference/InferenceErrors"
+import * as IntegrationsErrors from "@podium/adapters-http/integrations/IntegrationsErrors"
+import * as LeaderboardsErrors from "@podium/adapters-http/leaderboards/LeaderboardsErrors"
+import * as ModelsErrors from "@podium/adapters-http/models/ModelsErrors"
+import * as RunsErrors from "@podium/adapters-http/runs/RunsErrors"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { readFileSync } from "node:fs"
@@ -86,8 +94,19 @@ const resolveSchema = (schema: Schema): Schema => {
   return resolveSchema(target)
 }
 
-/** The error classes of the contract: each has its `code` and `status` as statics. */
-const classes = Object.values(Errors).filter((value): value is typeof value & {
+/** The error classes of the contract, the shared ones and each context's: each has its `code` and `status` as statics. */
+const errorModules = [
+  SharedErrors,
+  AccessErrors,
+  LeaderboardsErrors,
+  InferenceErrors,
+  HumanErrors,
+  IntegrationsErrors,
+  DatasetsErrors,
+  RunsErrors,
+  ModelsErrors
+]
+const classes = errorModules.flatMap((module): Array<unknown> => Object.values(module)).filter((value): value is typeof value & {
   readonly identifier: string
   readonly code: string
   readonly status: number
@@ -253,9 +272,9 @@ describe("models in the document", () => {
         "NoSuccessfulFineTune"
       ]))
     }
-    expect(Errors.LeaderboardDatasetMinRowsRequired.code).toBe("leaderboard_dataset_min_rows_required")
-    expect(Errors.LeaderboardRunningAssignmentBlocked.code).toBe("leaderboard_running_assignment_blocked")
-    expect(Errors.NoSuccessfulFineTune.code).toBe("no_successful_fine_tune")
+    expect(ModelsErrors.LeaderboardDatasetMinRowsRequired.code).toBe("leaderboard_dataset_min_rows_required")
+    expect(ModelsErrors.LeaderboardRunningAssignmentBlocked.code).toBe("leaderboard_running_assignment_blocked")
+    expect(ModelsErrors.NoSuccessfulFineTune.code).toBe("no_successful_fine_tune")
   })
 })
 

@@ -2,16 +2,15 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { maxListedRejections, maxPushBytes, maxRowsPerPush } from "@podium/domain/datasets"
 import { LeaderboardId } from "@podium/domain/leaderboards"
+import { NotFound, PayloadTooLarge } from "../api/Errors.ts"
 import {
   CollectionEnded,
-  NoLabeller,
   EventLimitExceeded,
-  LeaderboardArchived,
   LeaderboardPaused,
-  NotFound,
-  NotPushDataset,
-  PayloadTooLarge
-} from "../api/Errors.ts"
+  NoLabeller,
+  NotPushDataset
+} from "./DatasetsErrors.ts"
+import { LeaderboardArchived } from "../leaderboards/LeaderboardsErrors.ts"
 import { ApiTokenAuth, PushAuth, requiresScope } from "../api/Security.ts"
 
 const Text = Schema.optionalKey(Schema.NullOr(Schema.String))

@@ -11,6 +11,7 @@ import {
   ResponseStatus,
   Verdict,
 } from "@podium/domain/human"
+import { NotFound, PayloadTooLarge } from "../api/Errors.ts"
 import {
   CaseNotGenerated,
   ConfigurationChanged,
@@ -20,11 +21,9 @@ import {
   InvalidCandidateCount,
   InvalidDocument,
   InvalidVerdicts,
-  NotFound,
-  PayloadTooLarge,
   StaleRevision,
   WrongEvalType
-} from "../api/Errors.ts"
+} from "./HumanErrors.ts"
 import { NullableTimestamp, Timestamp } from "../api/Schemas.ts"
 import { SessionAuth } from "../api/Security.ts"
 

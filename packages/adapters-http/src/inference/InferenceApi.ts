@@ -2,14 +2,10 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { InferenceRequest } from "@podium/domain/inference"
 import { LeaderboardId } from "@podium/domain/leaderboards"
-import {
-  BudgetExceeded,
-  LeaderboardArchived,
-  NoServingModel,
-  NotFound,
-  StreamingUnsupported,
-  UpstreamError
-} from "../api/Errors.ts"
+import { NotFound, UpstreamError } from "../api/Errors.ts"
+import { BudgetExceeded } from "../access/AccessErrors.ts"
+import { NoServingModel, StreamingUnsupported } from "./InferenceErrors.ts"
+import { LeaderboardArchived } from "../leaderboards/LeaderboardsErrors.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 
 /** The request of leaderboard and model inference alike (one schema, one rule: the domain's). */

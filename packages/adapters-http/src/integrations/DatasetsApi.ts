@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { WorkspaceId } from "@podium/domain/shared"
-import { DatasetNotFound, Forbidden, UpstreamError } from "../api/Errors.ts"
+import { Forbidden, UpstreamError } from "../api/Errors.ts"
+import { DatasetNotFound } from "./IntegrationsErrors.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 
 export const HubCheckView = Schema.Struct({

@@ -13,7 +13,8 @@ import {
   LeaderboardStatus,
 } from "@podium/domain/leaderboards"
 import { WorkspaceId } from "@podium/domain/shared"
-import { Forbidden, LeaderboardArchived, NotFound } from "../api/Errors.ts"
+import { Forbidden, NotFound } from "../api/Errors.ts"
+import { LeaderboardArchived } from "./LeaderboardsErrors.ts"
 import { Label, Timestamp } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 import { RunView } from "../api/RunView.ts"

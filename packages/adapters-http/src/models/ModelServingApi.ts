@@ -2,16 +2,10 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { InferenceRequest } from "@podium/domain/inference"
 import { DeployOptions, maxLogsPerPage, ModelId } from "@podium/domain/models"
-import {
-  BudgetExceeded,
-  Forbidden,
-  NoActiveDeployment,
-  NoSuccessfulFineTune,
-  NotFound,
-  StreamingUnsupported,
-  UpstreamError,
-  VersionDeployed
-} from "../api/Errors.ts"
+import { Forbidden, NotFound, UpstreamError } from "../api/Errors.ts"
+import { BudgetExceeded } from "../access/AccessErrors.ts"
+import { NoActiveDeployment, StreamingUnsupported } from "../inference/InferenceErrors.ts"
+import { NoSuccessfulFineTune, VersionDeployed } from "./ModelsErrors.ts"
 import { IsoTimestamp } from "../api/RunView.ts"
 import { Uuid } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope, SessionAuth } from "../api/Security.ts"

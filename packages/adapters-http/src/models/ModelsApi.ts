@@ -18,17 +18,15 @@ import {
 } from "@podium/domain/models"
 import { LeaderboardId } from "@podium/domain/leaderboards"
 import { WorkspaceId } from "@podium/domain/shared"
+import { Forbidden, NotFound, UpstreamError } from "../api/Errors.ts"
 import {
   BaseModelUnavailable,
   FineTuneInProgress,
-  Forbidden,
   LeaderboardDatasetMinRowsRequired,
   LeaderboardRunningAssignmentBlocked,
   NoSuccessfulFineTune,
-  NotFound,
-  NoTrainingData,
-  UpstreamError
-} from "../api/Errors.ts"
+  NoTrainingData
+} from "./ModelsErrors.ts"
 import { IsoTimestamp } from "../api/RunView.ts"
 import { Label, Uuid } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
