@@ -1,0 +1,6 @@
+import { IntegrationRepositoryPg } from "./IntegrationRepositoryPg.ts"
+
+/** The integrations context's ports on Postgres. */
+export const IntegrationsPg = {
+  layer: IntegrationRepositoryPg.layer
+}
