@@ -88,7 +88,7 @@ const hex = (out: Uint8Array, at: number, byte: number) => {
 
 const layer = Layer.sync(IdGenerator, () => {
   const next = makeUuidV7()
-  return IdGenerator.of({
+  return IdGenerator.fromUuids({
     next: Effect.clockWith((clock) => Effect.sync(() => next(clock.currentTimeMillisUnsafe()))),
     nextMany: (count) =>
       Effect.clockWith((clock) => Effect.sync(() => next.many(clock.currentTimeMillisUnsafe(), count)))

@@ -1,7 +1,7 @@
 import { Context, DateTime, Effect, Layer, Option, type Redacted, Result } from "effect"
 import { type ApiToken, ApiTokenPrefix, issue, type TokenRequest } from "./ApiToken.ts"
 import type { Forbidden } from "./AuthErrors.ts"
-import { IdGenerator, InvalidInput, NotFound, type TokenId, type UserId, type WorkspaceId } from "../shared/index.ts"
+import { IdGenerator, InvalidInput, NotFound, TokenId, type UserId, type WorkspaceId } from "../shared/index.ts"
 import type { Principal } from "./Principal.ts"
 import { ApiTokenRepository } from "./ApiTokenRepository.ts"
 import { TokenSecrets } from "./TokenSecrets.ts"
@@ -93,7 +93,7 @@ export class ApiTokens extends Context.Service<ApiTokens, {
         const now = yield* DateTime.now
         const minted = yield* secrets.mint(ApiTokenPrefix)
         const token = issue(input, {
-          id: (yield* ids.next) as TokenId,
+          id: yield* ids.make(TokenId),
           workspaceId,
           displayPrefix: minted.displayPrefix,
           createdBy,

@@ -1,5 +1,5 @@
 import { Context, DateTime, Effect, Layer, Option, Result } from "effect"
-import { type UserId, type WorkspaceId, IdGenerator } from "../shared/index.ts"
+import { UserId, WorkspaceId, IdGenerator } from "../shared/index.ts"
 import * as Invite from "./Invite.ts"
 import { InviteRepository } from "./InviteRepository.ts"
 import type { SessionClaims } from "./SessionVerifier.ts"
@@ -33,8 +33,8 @@ export class Identity extends Context.Service<Identity, {
           }
           return new User({ ...existing.value, email: claims.email })
         }
-        const user = new User({ id: (yield* ids.next) as UserId, subject: claims.subject, email: claims.email })
-        yield* workspaces.createUser(user, (yield* ids.next) as WorkspaceId, now)
+        const user = new User({ id: yield* ids.make(UserId), subject: claims.subject, email: claims.email })
+        yield* workspaces.createUser(user, yield* ids.make(WorkspaceId), now)
         return user
       })
 

@@ -21,7 +21,7 @@ const run = <A, E>(
 ) => {
   const enqueued: Array<Invite> = []
   const queue = Layer.succeed(InviteMailQueue, InviteMailQueue.of({ enqueue: (invite) => Effect.sync(() => enqueued.push(invite)) }))
-  const ids = Layer.succeed(IdGenerator, IdGenerator.of({
+  const ids = Layer.succeed(IdGenerator, IdGenerator.fromUuids({
     next: Effect.sync(() => crypto.randomUUID()),
     nextMany: (count) => Effect.sync(() => Array.from({ length: count }, () => crypto.randomUUID()))
   }))

@@ -3,7 +3,7 @@ import type { Forbidden } from "./AuthErrors.ts"
 import {
   InvalidInput,
   NotFound,
-  type InviteId,
+  InviteId,
   type UserId,
   type WorkspaceId,
   IdGenerator,
@@ -77,7 +77,7 @@ export class Members extends Context.Service<Members, {
           return yield* new AlreadyMember({ email })
         }
         const saved = yield* invites.upsertPending(Invites.create({
-          id: (yield* ids.next) as InviteId,
+          id: yield* ids.make(InviteId),
           workspaceId: admin.workspace_id,
           email,
           role: input.role ?? "member",

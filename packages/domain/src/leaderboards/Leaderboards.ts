@@ -4,14 +4,14 @@ import { type AuthType, Candidate, checkCandidate, endpointOf, type Platform } f
 import { InvalidInput, NotFound, type WorkspaceId, IdGenerator, SecretCipher, hotSpan } from "../shared/index.ts"
 import {
   applyUpdate,
-  type CandidateId,
+  CandidateId,
   type ChallengeInput,
   challengeOf,
   checkDataset,
   checkUpdate,
   Leaderboard,
   type LeaderboardArchived,
-  type LeaderboardId,
+  LeaderboardId,
   type UpdateInput
 } from "./Leaderboard.ts"
 import { LeaderboardRepository, type Serving } from "./LeaderboardRepository.ts"
@@ -135,7 +135,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         yield* Effect.fromResult(checkDataset(challenge))
         const now = yield* DateTime.now
         const leaderboard = new Leaderboard({
-          id: (yield* ids.next) as LeaderboardId,
+          id: yield* ids.make(LeaderboardId),
           workspace_id: workspaceId,
           name: input.name,
           description: input.description ?? "",
@@ -198,7 +198,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         }
         const candidate = new Candidate({
           ...fields,
-          id: (yield* ids.next) as CandidateId,
+          id: yield* ids.make(CandidateId),
           leaderboard_id: leaderboard.id,
           name: input.name,
           model_url: endpoint.url,

@@ -18,7 +18,7 @@ export const IdGeneratorInOrder = {
     IdGenerator,
     Effect.sync(() => {
       let n = 1000
-      return IdGenerator.of({
+      return IdGenerator.fromUuids({
         next: Effect.sync(() => uuid(n++)),
         nextMany: (count) => Effect.sync(() => Array.from({ length: count }, () => uuid(n++)))
       })
