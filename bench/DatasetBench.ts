@@ -1,4 +1,4 @@
-import { makeUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { makeUuidV7 } from "@podium/adapters-node/IdGeneratorUuidV7"
 import { randomUUID } from "node:crypto"
 import pg from "pg"
 import { from as copyFrom } from "pg-copy-streams"

@@ -260,10 +260,10 @@ export const adapterRule: Rule = (specifier, file) => {
 const httpSrc = join(packagesDir, "adapters-http", "src")
 
 /**
- * The HTTP contract (`api/`, `<context>/*Api.ts` and the context's errors, `<context>/*Errors.ts`):
- * what clients import, so it holds no server code.
+ * The HTTP contract (`api/`, `<context>/*Api.ts`, the context's errors, `<context>/*Errors.ts`, and
+ * views other contexts' contracts embed, `<context>/*View.ts`): what clients import, so it holds no server code.
  */
-const isContractFile = (file: string) => isInside(join(httpSrc, "api"), file) || /(Api|Errors)\.ts$/.test(file)
+const isContractFile = (file: string) => isInside(join(httpSrc, "api"), file) || /(Api|Errors|View)\.ts$/.test(file)
 
 export const contractRule: Rule = (specifier, file) => {
   if (!isRelative(specifier)) return undefined

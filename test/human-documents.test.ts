@@ -77,7 +77,7 @@ describe("human-evaluation documents", () => {
 
   it("reads txt, md, csv, json and pdf; refuses other files with 400 and oversize ones with 413", async () => {
     const id = await leaderboard()
-    const pdf = readFileSync(new URL("../packages/adapters-http/test-fixtures/two-pages.pdf", import.meta.url))
+    const pdf = readFileSync(new URL("../packages/adapters-node/test/fixtures/two-pages.pdf", import.meta.url))
     expect((await upload(id, pdf, { name: "paper.pdf" })).body.media_type).toBe("application/pdf")
     expect((await upload(id, "a,b\n1,2", { name: "rows.csv" })).body.media_type).toBe("text/csv")
     expect((await upload(id, "{\"a\":1}", { name: "data.json" })).body.media_type).toBe("application/json")

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "vitest"
 import { Context, DateTime, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { IdGeneratorUuidV7 } from "@podium/adapters-node/IdGeneratorUuidV7"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { queueCapacity, TraceWriterPg } from "@podium/adapters-pg/inference/TraceWriterPg"
 import { type WorkspaceId, IdGenerator } from "@podium/domain/shared"

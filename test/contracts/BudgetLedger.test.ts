@@ -1,5 +1,5 @@
 import { BudgetLedgerPg } from "@podium/adapters-pg/access/BudgetLedgerPg"
-import { IdGeneratorUuidV7 } from "@podium/adapters-pg/IdGeneratorUuidV7"
+import { IdGeneratorUuidV7 } from "@podium/adapters-node/IdGeneratorUuidV7"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { BudgetLedgerMemory } from "@podium/domain/access/memory"
 import { Effect, Layer } from "effect"

@@ -17,6 +17,9 @@ export const Timestamp = Schema.String.annotate({
 ))
 export const NullableTimestamp = Schema.NullOr(Timestamp)
 
+/** A timestamp the server writes (ISO 8601 UTC with milliseconds), described as one but kept a string. */
+export const IsoTimestamp = Schema.String.annotate({ format: "date-time", description: "ISO 8601 UTC with milliseconds" })
+
 export const Uuid = Schema.String.check(Schema.isUUID())
 
 /** A required human label: not blank, at most `max` characters. */

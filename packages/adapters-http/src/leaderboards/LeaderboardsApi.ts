@@ -17,7 +17,7 @@ import { Forbidden, NotFound } from "../api/Errors.ts"
 import { LeaderboardArchived } from "./LeaderboardsErrors.ts"
 import { Label, Timestamp } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
-import { RunView } from "../api/RunView.ts"
+import { RunView } from "../runs/RunView.ts"
 
 const OpenRecord = Schema.Record(Schema.String, Schema.Json)
 /** Inside open objects every value must be JSON, so timestamps are carried as their ISO strings. */

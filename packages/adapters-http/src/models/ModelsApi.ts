@@ -27,8 +27,7 @@ import {
   NoSuccessfulFineTune,
   NoTrainingData
 } from "./ModelsErrors.ts"
-import { IsoTimestamp } from "../api/RunView.ts"
-import { Label, Uuid } from "../api/Schemas.ts"
+import { IsoTimestamp, Label, Uuid } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 import { LeaderboardView, PageQuery } from "../leaderboards/LeaderboardsApi.ts"
 

@@ -1,7 +1,6 @@
 import { Schema } from "effect"
 import { CandidateResult, RunDataset, RunProgress, RunSource, RunStatus } from "@podium/domain/runs"
-
-export const IsoTimestamp = Schema.String.annotate({ format: "date-time", description: "ISO 8601 UTC with milliseconds" })
+import { IsoTimestamp } from "../api/Schemas.ts"
 
 /** The Run object of the contract, with the per-candidate `score_low`/`score_high` (Wilson 95%). */
 export const RunView = Schema.Struct({

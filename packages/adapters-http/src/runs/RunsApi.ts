@@ -7,7 +7,8 @@ import { LeaderboardArchived } from "../leaderboards/LeaderboardsErrors.ts"
 import { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "./RunsErrors.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 import { PageQuery } from "../leaderboards/LeaderboardsApi.ts"
-import { IsoTimestamp, RunView } from "../api/RunView.ts"
+import { IsoTimestamp } from "../api/Schemas.ts"
+import { RunView } from "./RunView.ts"
 
 export const StartRunRequest = Schema.Struct({
   model_ids: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isUUID())).check(Schema.isMaxLength(100))),

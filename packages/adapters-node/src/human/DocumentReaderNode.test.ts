@@ -10,7 +10,7 @@ const utf8 = (text: string) => new TextEncoder().encode(text)
 const latin1 = (text: string) => new Uint8Array(Buffer.from(text, "latin1"))
 
 /** Built by hand: page one's content stream is plain, page two's is deflated; Helvetica, WinAnsi. */
-const twoPages = new Uint8Array(readFileSync(new URL("../test-fixtures/two-pages.pdf", import.meta.url)))
+const twoPages = new Uint8Array(readFileSync(new URL("../../test/fixtures/two-pages.pdf", import.meta.url)))
 const twoPagesText = "Podium reads page one first.\nA second line on page one.\n\nThen page two follows: café."
 
 /**
