@@ -4,7 +4,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Duration, Effect, Layer, Logger, Option, Redacted, References, Tracer } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiScalar } from "effect/http-api"
 import { resolve } from "node:path"
 import { Oidc } from "./Oidc.ts"
 import { layerWebApp, webAppPaths } from "./WebApp.ts"
@@ -12,42 +12,24 @@ import { Api } from "@podium/adapters-http/api/Api"
 import { SessionVerifierJose } from "@podium/adapters-node/access/SessionVerifierJose"
 import { TokenSecretsNode } from "@podium/adapters-node/access/TokenSecretsNode"
 import { FailedAuthentications } from "@podium/adapters-http/auth/FailedAuthentications"
-import { layerAuthentication } from "@podium/adapters-http/handlers/Authentication"
-import { DatasetsHttp } from "@podium/adapters-http/integrations/DatasetsHttp"
-import { HealthHttp } from "@podium/adapters-http/health/HealthHttp"
 import { DocumentReaderNode } from "@podium/adapters-node/human/DocumentReaderNode"
-import { HumanHttp } from "@podium/adapters-http/human/HumanHttp"
-import { InferenceHttp } from "@podium/adapters-http/inference/InferenceHttp"
 import { makeFastExport } from "@podium/adapters-http/inference/FastExport"
 import { makeFastInference } from "@podium/adapters-http/inference/FastInference"
 import { firstOf } from "@podium/adapters-http/FrontDoor"
-import { IntegrationsHttp } from "@podium/adapters-http/integrations/IntegrationsHttp"
-import { InvitesHttp } from "@podium/adapters-http/access/InvitesHttp"
-import { LeaderboardsHttp } from "@podium/adapters-http/leaderboards/LeaderboardsHttp"
-import { ModelsHttp } from "@podium/adapters-http/models/ModelsHttp"
-import { AutoSelectHttp } from "@podium/adapters-http/runs/AutoSelectHttp"
-import { TokensHttp } from "@podium/adapters-http/access/TokensHttp"
-import { TracesHttp } from "@podium/adapters-http/inference/TracesHttp"
-import { PushDatasetsHttp } from "@podium/adapters-http/datasets/PushDatasetsHttp"
-import { DatasetRepositoryPg } from "@podium/adapters-pg/datasets/DatasetRepositoryPg"
+import { ApiHttp, openApiPath } from "@podium/adapters-http/ApiHttp"
+import { AccessPg } from "@podium/adapters-pg/access/AccessPg"
+import { DatasetsPg } from "@podium/adapters-pg/datasets/DatasetsPg"
+import { HumanPg } from "@podium/adapters-pg/human/HumanPg"
+import { InferencePg } from "@podium/adapters-pg/inference/InferencePg"
+import { IntegrationsPg } from "@podium/adapters-pg/integrations/IntegrationsPg"
+import { LeaderboardsPg } from "@podium/adapters-pg/leaderboards/LeaderboardsPg"
+import { ModelsPg } from "@podium/adapters-pg/models/ModelsPg"
+import { RunsPg } from "@podium/adapters-pg/runs/RunsPg"
 import { DatasetLabels, Datasets, Labellers } from "@podium/domain/datasets"
 import { DatasetImprovements, RunConcurrency, RunDatasets, Runs, RunScheduler, RunSteps } from "@podium/domain/runs"
-import { RunsHttp } from "@podium/adapters-http/runs/RunsHttp"
-import { RunRepositoryPg } from "@podium/adapters-pg/runs/RunRepositoryPg"
-import { ImprovementRepositoryPg } from "@podium/adapters-pg/runs/ImprovementRepositoryPg"
-import { HumanVerdictsPg } from "@podium/adapters-pg/runs/HumanVerdictsPg"
 import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
 import { FineTuningApiOpenAi } from "@podium/adapters-providers/FineTuningApiOpenAi"
 import { WebhookSenderHttp } from "@podium/adapters-providers/WebhookSenderHttp"
-import { ModelRepositoryPg } from "@podium/adapters-pg/models/ModelRepositoryPg"
-import { FineTuneRepositoryPg } from "@podium/adapters-pg/models/FineTuneRepositoryPg"
-import { DeploymentRepositoryPg } from "@podium/adapters-pg/models/DeploymentRepositoryPg"
-import { ModelServingPg } from "@podium/adapters-pg/models/ModelServingPg"
-import { InferenceLogWriterPg } from "@podium/adapters-pg/models/InferenceLogWriterPg"
-import { InferenceLogReaderPg } from "@podium/adapters-pg/models/InferenceLogReaderPg"
-import { WebhookRepositoryPg } from "@podium/adapters-pg/models/WebhookRepositoryPg"
-import { WebhookOutboxPg } from "@podium/adapters-pg/models/WebhookOutboxPg"
-import { ModelServingHttp } from "@podium/adapters-http/models/ModelServingHttp"
 import {
   BaseModels,
   Deployments,
@@ -65,25 +47,13 @@ import {
   AllowPrivateWebhooks,
   WebhookRetryBase
 } from "@podium/domain/models"
-import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLabelRepositoryPg"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
-import { ApiTokenRepositoryPg } from "@podium/adapters-pg/access/ApiTokenRepositoryPg"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
-import { BudgetLedgerPg } from "@podium/adapters-pg/access/BudgetLedgerPg"
 import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-node/IdGeneratorUuidV7"
-import { HumanCaseRepositoryPg } from "@podium/adapters-pg/human/HumanCaseRepositoryPg"
-import { HumanDocumentRepositoryPg } from "@podium/adapters-pg/human/HumanDocumentRepositoryPg"
-import { IntegrationRepositoryPg } from "@podium/adapters-pg/integrations/IntegrationRepositoryPg"
-import { InviteRepositoryPg } from "@podium/adapters-pg/access/InviteRepositoryPg"
-import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
-import { PushTokenRepositoryPg } from "@podium/adapters-pg/access/PushTokenRepositoryPg"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
-import { TraceReaderPg } from "@podium/adapters-pg/inference/TraceReaderPg"
-import { TraceWriterPg } from "@podium/adapters-pg/inference/TraceWriterPg"
-import { WorkspaceRepositoryPg } from "@podium/adapters-pg/access/WorkspaceRepositoryPg"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
 import { BudgetDefaultMaxTokens, CallBudgets, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
@@ -215,35 +185,18 @@ export const layerServices = (config: PodiumConfig) =>
       })
     }))
     const repositories = Layer.mergeAll(
-      WorkspaceRepositoryPg.layer,
-      ApiTokenRepositoryPg.layer,
-      PushTokenRepositoryPg.layer,
-      InviteRepositoryPg.layer,
-      IntegrationRepositoryPg.layer,
-      LeaderboardRepositoryPg.layer,
-      // records the ranking winner in the review's transaction (the same LeaderboardRepositoryPg instance)
-      HumanCaseRepositoryPg.layer.pipe(Layer.provide(LeaderboardRepositoryPg.layer)),
-      HumanDocumentRepositoryPg.layer,
-      TraceWriterPg.layer,
-      TraceReaderPg.layer,
-      DatasetRepositoryPg.layer,
-      DatasetLabelRepositoryPg.layer,
-      RunRepositoryPg.layer,
-      ImprovementRepositoryPg.layer,
-      HumanVerdictsPg.layer,
-      ModelRepositoryPg.layer,
-      FineTuneRepositoryPg.layer,
-      DeploymentRepositoryPg.layer,
-      ModelServingPg.layer,
-      InferenceLogWriterPg.layer,
-      InferenceLogReaderPg.layer,
-      WebhookRepositoryPg.layer,
-      WebhookOutboxPg.layer,
+      AccessPg.layer,
+      IntegrationsPg.layer,
+      LeaderboardsPg.layer,
+      HumanPg.layer,
+      InferencePg.layer,
+      DatasetsPg.layer,
+      RunsPg.layer,
+      ModelsPg.layer,
       ReadinessPg.layer
-    ).pipe(Layer.provide(ChangeFeed.layer))
+    ).pipe(Layer.provide(ChangeFeed.layer), Layer.provide(IdGeneratorUuidV7.layer))
     const adapters = Layer.mergeAll(
       repositories,
-      BudgetLedgerPg.layer.pipe(Layer.provide(IdGeneratorUuidV7.layer)),
       IdGeneratorUuidV7.layer,
       SecretCipherAesGcm.layer(secrets.secretsKey),
       TokenSecretsNode,
@@ -322,29 +275,11 @@ export const layerServices = (config: PodiumConfig) =>
     return useCases.pipe(Layer.provideMerge(adapters))
   }))
 
-export const docsPaths = ["/openapi.json", "/docs", ...webAppPaths]
+export const docsPaths = [openApiPath, "/docs", ...webAppPaths]
 
 /** The HTTP routes: the API, its OpenAPI document, the Scalar reference and the web app. */
 export const layerRoutes = Layer.mergeAll(
-  HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([
-      HealthHttp,
-      TokensHttp,
-      IntegrationsHttp,
-      InvitesHttp,
-      DatasetsHttp,
-      LeaderboardsHttp,
-      AutoSelectHttp,
-      RunsHttp,
-      InferenceHttp,
-      TracesHttp,
-      PushDatasetsHttp,
-      HumanHttp,
-      ModelsHttp,
-      ModelServingHttp
-    ]),
-    Layer.provide(layerAuthentication)
-  ),
+  ApiHttp,
   HttpApiScalar.layer(Api, { path: "/docs" }),
   layerWebApp,
   RequestPipeline(Api, docsPaths)
