@@ -4,8 +4,8 @@ import { DatasetLabelRepositoryPg } from "@podium/adapters-pg/datasets/DatasetLa
 import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { ImprovementRepositoryPg } from "@podium/adapters-pg/runs/ImprovementRepositoryPg"
-import { DatasetLabelRepository, LabelJob, labelJobView } from "@podium/domain/datasets"
-import { Improvement, ImprovementRepository, improvementView } from "@podium/domain/runs"
+import { DatasetLabelRepository, LabelJob, LabelJobId, labelJobView } from "@podium/domain/datasets"
+import { Improvement, ImprovementId, ImprovementRepository, improvementView } from "@podium/domain/runs"
 import { type DateTime, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { TestDatabase } from "../support/database.ts"
@@ -29,7 +29,7 @@ leaderboardJobRepositoryContract("DatasetLabelRepository: Postgres", {
   }),
   aJob: (leaderboard, id, created_at) =>
     new LabelJob({
-      id,
+      id: LabelJobId.make(id),
       leaderboard_id: leaderboard.id,
       base_version: 1,
       labeller: "labeller-model",
@@ -52,7 +52,7 @@ leaderboardJobRepositoryContract("ImprovementRepository: Postgres", {
   }),
   aJob: (leaderboard, id, created_at) =>
     new Improvement({
-      id,
+      id: ImprovementId.make(id),
       leaderboard_id: leaderboard.id,
       status: "running",
       labeller: "router:labeller/model",

@@ -16,7 +16,7 @@ import {
   type TrainingExample
 } from "@podium/domain/models"
 import { Run, RunRepository } from "@podium/domain/runs"
-import type { WorkspaceId } from "@podium/domain/shared"
+import { RunId, type WorkspaceId } from "@podium/domain/shared"
 import { DateTime, Deferred, Effect, Exit, Fiber, type Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -541,7 +541,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
 /** A run as RunRepository.create takes it, on `leaderboard`. */
 const aLeaderboardRun = (leaderboard: Leaderboard) =>
   new Run({
-    id: uuid(),
+    id: RunId.make(uuid()),
     leaderboard_id: leaderboard.id,
     workspace_id: leaderboard.workspace_id,
     status: "queued",

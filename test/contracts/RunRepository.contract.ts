@@ -13,6 +13,7 @@ import {
   runView,
   type RunView
 } from "@podium/domain/runs"
+import { RunId } from "@podium/domain/shared"
 import { DateTime, Effect, Exit, type Layer, Option } from "effect"
 import { aLeaderboard } from "./LeaderboardRepository.contract.ts"
 import { aUser } from "./WorkspaceRepository.contract.ts"
@@ -34,10 +35,10 @@ const aBoard = (status: LeaderboardStatus = "active") =>
 
 const aRun = (
   leaderboard: Leaderboard,
-  options: { readonly model_ids?: ReadonlyArray<string>; readonly created_at?: DateTime.Utc; readonly id?: string } = {}
+  options: { readonly model_ids?: ReadonlyArray<string>; readonly created_at?: DateTime.Utc; readonly id?: RunId } = {}
 ) =>
   new Run({
-    id: options.id ?? uuid(),
+    id: options.id ?? RunId.make(uuid()),
     leaderboard_id: leaderboard.id,
     workspace_id: leaderboard.workspace_id,
     status: "queued",
@@ -152,7 +153,7 @@ export const runRepositoryContract = (
           assert.deepStrictEqual(yield* runs.status(first.id), Option.some("cancelled" as const))
           assert.notInclude((yield* runs.queuedBefore(at(9))).map((r) => r.id), first.id)
           // two at the same instant: the greater id first
-          const [low, high] = [uuid(), uuid()].sort()
+          const [low, high] = [RunId.make(uuid()), RunId.make(uuid())].sort()
           yield* runs.create(aRun(leaderboard, { id: low!, created_at: at(2) }))
           yield* runs.end(low!, cancelled, at(3))
           yield* runs.create(aRun(leaderboard, { id: high!, created_at: at(2) }))

@@ -1,7 +1,7 @@
 import { Cause, Effect, Layer, Schema } from "effect"
 import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
 import { persistent, untilLanded } from "./Steps.ts"
-import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { LeaderboardId } from "@podium/domain/leaderboards"
 import {
   DatasetImprovements,
   DatasetMissing,
@@ -32,11 +32,11 @@ export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*(
   const work = Effect.gen(function*() {
     const { improve_dataset, leaderboard_id } = yield* Activity.make({
       name: "read",
-      success: Schema.Struct({ improve_dataset: Schema.Boolean, leaderboard_id: Schema.String }),
+      success: Schema.Struct({ improve_dataset: Schema.Boolean, leaderboard_id: LeaderboardId }),
       execute: persistent(runs.describe(run_id))
     })
     if (improve_dataset) {
-      yield* Activity.make({ name: "improve", execute: persistent(improvements.improveNow(leaderboard_id as LeaderboardId)) })
+      yield* Activity.make({ name: "improve", execute: persistent(improvements.improveNow(leaderboard_id)) })
     }
     const { model_ids, rows } = yield* Activity.make({
       name: "prepare",

@@ -7,7 +7,7 @@ import { NoLabeller, NotPushDataset } from "./DatasetErrors.ts"
 import { DatasetLabelQueue } from "./DatasetLabelQueue.ts"
 import { DatasetLabelRepository, type UnlabelledRow } from "./DatasetLabelRepository.ts"
 import { DatasetRepository } from "./DatasetRepository.ts"
-import { LabelJob, labellerName, promptInputOf } from "./LabelJob.ts"
+import { LabelJob, LabelJobId, labellerName, promptInputOf } from "./LabelJob.ts"
 import { Labellers } from "./Labellers.ts"
 
 /** Rows one step of a job takes (one durable activity): what a restart may have to redo. */
@@ -59,7 +59,7 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         const found = yield* labellers.of(id)
         if (Option.isNone(found)) return yield* new NoLabeller({ leaderboard_id: id })
         const job = yield* labels.start(new LabelJob({
-          id: yield* ids.next,
+          id: yield* ids.make(LabelJobId),
           leaderboard_id: id,
           base_version: latest.version,
           labeller: labellerName(found.value.labeller),

@@ -1,7 +1,10 @@
 import { DateTime, Option, Schema } from "effect"
 import { type Candidate, type Leaderboard, LeaderboardId } from "../leaderboards/index.ts"
 import type { PromptInput } from "../inference/index.ts"
-import type { ChatMessage } from "../shared/index.ts"
+import { type ChatMessage, Uuid } from "../shared/index.ts"
+
+export const LabelJobId = Uuid.pipe(Schema.brand("LabelJobId"))
+export type LabelJobId = typeof LabelJobId.Type
 
 export const LabelJobStatus = Schema.Literals(["running", "succeeded", "failed"])
 
@@ -11,7 +14,7 @@ export const LabelJobStatus = Schema.Literals(["running", "succeeded", "failed"]
  * replaced; a row the labeller fails on (after retries) stays without one and counts in `failed`.
  */
 export class LabelJob extends Schema.Class<LabelJob>("LabelJob")({
-  id: Schema.String,
+  id: LabelJobId,
   leaderboard_id: LeaderboardId,
   base_version: Schema.Int,
   labeller: Schema.String,

@@ -13,7 +13,7 @@ import { assignable, type DatasetFacts } from "./Assignment.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import { isActive } from "./FineTuneRun.ts"
-import { type CreateModelInput, creationModes, mergeExtra, Model, type ModelId, newModel, nextFineTune, type UpdateModelInput } from "./Model.ts"
+import { type CreateModelInput, creationModes, mergeExtra, Model, ModelId, newModel, nextFineTune, type UpdateModelInput } from "./Model.ts"
 import { type AssignmentRejected, NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { FineTuneRepository } from "./FineTuneRepository.ts"
 import { ModelRepository } from "./ModelRepository.ts"
@@ -126,7 +126,7 @@ export class Models extends Context.Service<Models, {
       ) {
         const workspaceId = yield* workspaceOf(principal, input.business_id)
         yield* checkFields(workspaceId, input)
-        const id = yield* ids.next
+        const id = yield* ids.make(ModelId)
         if (input.continuous_self_learning === true) {
           return yield* new NoSuccessfulFineTune({
             model_id: id,
@@ -138,7 +138,7 @@ export class Models extends Context.Service<Models, {
         const now = yield* DateTime.now
         const schedule = input.fine_tune_schedule ?? null
         const model = newModel({
-          id: id as ModelId,
+          id,
           workspace_id: workspaceId,
           name: input.name.trim(),
           model_name: input.model_name ?? null,

@@ -4,7 +4,7 @@ import { labellerName, Labellers, type ReadyLabeller } from "../datasets/index.t
 import type { ChatProviderFailed } from "../inference/index.ts"
 import { type Leaderboard, LeaderboardArchived, type LeaderboardId, LeaderboardRepository, Leaderboards } from "../leaderboards/index.ts"
 import { IdGenerator, type NotFound, storableText } from "../shared/index.ts"
-import { Improvement, improvementTargets } from "./Improvement.ts"
+import { Improvement, ImprovementId, improvementTargets } from "./Improvement.ts"
 import { ImprovementQueue } from "./ImprovementQueue.ts"
 import { ImprovementRepository, type StoredTarget } from "./ImprovementRepository.ts"
 import { inputKey } from "./Run.ts"
@@ -64,7 +64,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         const found = yield* labellers.of(leaderboard.id)
         if (Option.isNone(found)) return Option.none<Improvement>()
         const job = yield* repository.start(new Improvement({
-          id: yield* ids.next,
+          id: yield* ids.make(ImprovementId),
           leaderboard_id: leaderboard.id,
           status: "running",
           labeller: labellerName(found.value.labeller),
@@ -113,7 +113,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         }))
 
       const leaderboardOf = (job: Improvement) =>
-        Effect.flatMap(stored.find(job.leaderboard_id as LeaderboardId), Option.match({
+        Effect.flatMap(stored.find(job.leaderboard_id), Option.match({
           onNone: () => Effect.die(new Error(`the leaderboard of improve-dataset job ${job.id} is gone`)),
           onSome: Effect.succeed
         }))
@@ -166,7 +166,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         if (job.status !== "running") return null
         const page = yield* repository.pending(jobId, after, improvePageSize)
         if (page.length === 0) return null
-        const found = yield* labellers.of(job.leaderboard_id as LeaderboardId)
+        const found = yield* labellers.of(job.leaderboard_id)
         if (Option.isNone(found)) {
           yield* Effect.forEach(page, (row) => repository.propose(jobId, row.index, null), { discard: true })
         } else {

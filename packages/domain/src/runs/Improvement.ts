@@ -1,6 +1,11 @@
 import { DateTime, Schema } from "effect"
+import { LeaderboardId } from "../leaderboards/index.ts"
+import { Uuid } from "../shared/index.ts"
 import type { RunRow } from "./Run.ts"
 import { exactMatch } from "./Scoring.ts"
+
+export const ImprovementId = Uuid.pipe(Schema.brand("ImprovementId"))
+export type ImprovementId = typeof ImprovementId.Type
 
 export const ImprovementStatus = Schema.Literals(["running", "succeeded", "failed"])
 
@@ -11,8 +16,8 @@ export const ImprovementStatus = Schema.Literals(["running", "succeeded", "faile
  * (marked `label_source: "improved"`); the dataset itself is not changed.
  */
 export class Improvement extends Schema.Class<Improvement>("Improvement")({
-  id: Schema.String,
-  leaderboard_id: Schema.String,
+  id: ImprovementId,
+  leaderboard_id: LeaderboardId,
   status: ImprovementStatus,
   labeller: Schema.String,
   replace_references: Schema.Boolean,

@@ -1,7 +1,7 @@
 import { DateTime, Result, Schema } from "effect"
 import type { PromptInput } from "../inference/index.ts"
-import { type Candidate, type Leaderboard, LeaderboardArchived } from "../leaderboards/index.ts"
-import { InvalidInput } from "../shared/index.ts"
+import { type Candidate, type Leaderboard, LeaderboardArchived, LeaderboardId } from "../leaderboards/index.ts"
+import { InvalidInput, RunId, WorkspaceId } from "../shared/index.ts"
 import { DatasetMissing, NotRunnable } from "./RunErrors.ts"
 import { judgeModelOf } from "./Scoring.ts"
 
@@ -52,9 +52,9 @@ export const RunDataset = Schema.Struct({
 export type RunDataset = typeof RunDataset.Type
 
 export class Run extends Schema.Class<Run>("Run")({
-  id: Schema.String,
-  leaderboard_id: Schema.String,
-  workspace_id: Schema.String,
+  id: RunId,
+  leaderboard_id: LeaderboardId,
+  workspace_id: WorkspaceId,
   status: RunStatus,
   run_source: RunSource,
   eval_type: Schema.Literals(["exact", "judge"]),

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option, type Redacted, Stream } from "effect"
 import { DatasetRepository } from "../datasets/index.ts"
 import { IntegrationRepository } from "../integrations/index.ts"
-import type { Leaderboard, LeaderboardId } from "../leaderboards/index.ts"
+import type { Leaderboard } from "../leaderboards/index.ts"
 import { SecretCipher } from "../shared/index.ts"
 import { type DatasetUnavailable, RunDatasetSource } from "./RunDatasetSource.ts"
 import { DatasetMissing } from "./RunErrors.ts"
@@ -41,11 +41,11 @@ export class RunDatasets extends Context.Service<RunDatasets, {
             : Option.none<Redacted.Redacted<string>>()
           return { raw: yield* source.fetch(dataset_url, token), url: dataset_url, version: null }
         }
-        const [latest] = yield* datasets.versions(leaderboard.id as LeaderboardId)
+        const [latest] = yield* datasets.versions(leaderboard.id)
         if (latest === undefined) {
           return yield* new DatasetMissing({ leaderboard_id: leaderboard.id, message: "The dataset has no version" })
         }
-        const rows = yield* datasets.download(leaderboard.id as LeaderboardId, latest.version).pipe(
+        const rows = yield* datasets.download(leaderboard.id, latest.version).pipe(
           Stream.decodeText,
           Stream.splitLines,
           Stream.filter((line) => line !== ""),

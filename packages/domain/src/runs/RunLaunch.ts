@@ -1,7 +1,7 @@
 import { DateTime, Effect } from "effect"
 import { DatasetRepository } from "../datasets/index.ts"
 import type { Candidate, Leaderboard } from "../leaderboards/index.ts"
-import { IdGenerator, storeThenEnqueue } from "../shared/index.ts"
+import { IdGenerator, RunId, storeThenEnqueue } from "../shared/index.ts"
 import { Run, runnable, type RunSource } from "./Run.ts"
 import { RunQueue } from "./RunQueue.ts"
 import { RunRepository } from "./RunRepository.ts"
@@ -29,7 +29,7 @@ export const makeLaunch = Effect.gen(function*() {
     const chosen = yield* Effect.fromResult(runnable(leaderboard, candidates, request.model_ids, hasVersion))
     const evalType = leaderboard.challenge.eval_type as "exact" | "judge"
     const run = new Run({
-      id: yield* ids.next,
+      id: yield* ids.make(RunId),
       leaderboard_id: leaderboardId,
       workspace_id: leaderboard.workspace_id,
       status: "queued",

@@ -102,10 +102,10 @@ const layer = Layer.effect(
      * Sets the leaderboard's status to `next(current)` (null: leaves it) at the next version, read
      * again after a lost race; the status it had, or none for no live leaderboard.
      */
-    const setStatus = (id: string, next: (current: LeaderboardStatus) => LeaderboardStatus | null) =>
+    const setStatus = (id: LeaderboardId, next: (current: LeaderboardStatus) => LeaderboardStatus | null) =>
       Effect.gen(function*() {
         while (true) {
-          const found = yield* leaderboards.find(id as LeaderboardId)
+          const found = yield* leaderboards.find(id)
           if (Option.isNone(found)) return Option.none<LeaderboardStatus>()
           const leaderboard = found.value
           const status = next(leaderboard.status)
@@ -236,7 +236,7 @@ const layer = Layer.effect(
             // a client that changed the status meanwhile keeps its change
             yield* setStatus(run.leaderboard_id, (current) => current === "running" ? stored.prior_status : null)
             if (end.status === "succeeded" && end.winner !== null) {
-              yield* leaderboards.setRankingWinner(run.leaderboard_id as LeaderboardId, end.winner)
+              yield* leaderboards.setRankingWinner(run.leaderboard_id, end.winner)
             }
             return [true, new Map(tables).set(runId, { ...stored, run })] as const
           })

@@ -47,7 +47,7 @@ const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittere
  */
 export class RunSteps extends Context.Service<RunSteps, {
   /** What the run's steps need to know of it. */
-  readonly describe: (runId: string) => Effect.Effect<{ readonly improve_dataset: boolean; readonly leaderboard_id: string }>
+  readonly describe: (runId: string) => Effect.Effect<{ readonly improve_dataset: boolean; readonly leaderboard_id: LeaderboardId }>
   /** Step 1: fixes the run's rows (fetched or read now) and marks it running; answers how many, and who is asked. */
   readonly prepare: (
     runId: string
@@ -81,7 +81,7 @@ export class RunSteps extends Context.Service<RunSteps, {
         }))
 
       const leaderboardOf = (run: Run) =>
-        Effect.flatMap(repository.findServing(run.leaderboard_id as LeaderboardId), Option.match({
+        Effect.flatMap(repository.findServing(run.leaderboard_id), Option.match({
           onNone: () => Effect.die(new Error(`the leaderboard of run ${run.id} is gone`)),
           onSome: Effect.succeed
         }))
@@ -290,7 +290,7 @@ export class RunSteps extends Context.Service<RunSteps, {
         // of the leaderboard is dropped at once, the others' when the database announces the change
         const ended = yield* runs.end(runId, { status: "succeeded", results: ranked, winner, error: null }, yield* DateTime.now)
         yield* dropGates(runId)
-        if (ended && winner !== null) yield* repository.setRankingWinner(run.leaderboard_id as LeaderboardId, winner)
+        if (ended && winner !== null) yield* repository.setRankingWinner(run.leaderboard_id, winner)
       })
 
       const fail = Effect.fn("RunSteps.fail")(function*(runId: string, error: string) {
