@@ -56,7 +56,7 @@ import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
-import { BudgetDefaultMaxTokens, CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
+import { BudgetDefaultMaxTokens, CallBudgets, CandidateCalls, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
@@ -232,19 +232,46 @@ export const layerServices = (config: PodiumConfig) =>
       layerLinks(config)
     ).pipe(Layer.provideMerge(outbound))
     const useCases = Layer.mergeAll(
-      AccessUseCases.layer,
-      IntegrationsUseCases.layer,
-      InferenceUseCases.layer,
-      HumanUseCases.layer,
-      DatasetsUseCases.layer,
-      RunsUseCases.layer,
-      ModelsUseCases.layer
-    ).pipe(
-      Layer.provide(CandidateCalls.layer),
-      Layer.provide(ServiceModelsDeployed.layer),
-      Layer.provideMerge(LeaderboardsUseCases.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
-      Layer.provideMerge(ChatTargets.layer),
-      Layer.provideMerge(CallBudgets.layer)
+      Authentication.layer.pipe(Layer.provide(Identity.layer)),
+      ApiTokens.layer,
+      Members.layer,
+      Integrations.layer,
+      HubDatasetCheck.layer,
+      Layer.mergeAll(
+        Inference.layer,
+        TraceExport.layer,
+        Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
+        Datasets.layer,
+        DatasetLabels.layer.pipe(Layer.provide(Labellers.layer)),
+        AutoSelection.layer,
+        Layer.mergeAll(
+          Runs.layer,
+          RunSteps.layer,
+          RunScheduler.layer,
+          DatasetImprovements.layer.pipe(Layer.provide(Labellers.layer))
+        ).pipe(
+          Layer.provide(RunDatasets.layer)
+        ),
+        Layer.mergeAll(
+          FineTunes.layer,
+          FineTuneSteps.layer,
+          FineTuneScheduler.layer,
+          Deployments.layer,
+          ModelLogs.layer,
+          ModelWebhooks.layer
+        ).pipe(
+          Layer.provideMerge(Models.layer),
+          Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
+        ),
+        ModelInference.layer,
+        CaseGenerator.layer
+      ).pipe(
+        Layer.provide(CandidateCalls.layer),
+        Layer.provide(ServiceModelsDeployed.layer),
+        Layer.provideMerge(Leaderboards.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
+        Layer.provideMerge(ChatTargets.layer),
+        Layer.provideMerge(CallBudgets.layer)
+      )
     )
     return useCases.pipe(Layer.provideMerge(adapters))
   }))
