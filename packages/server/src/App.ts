@@ -56,7 +56,7 @@ import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
-import { BudgetDefaultMaxTokens, CallBudgets, CandidateCalls, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
+import { BudgetDefaultMaxTokens, CallBudgets, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
@@ -266,7 +266,6 @@ export const layerServices = (config: PodiumConfig) =>
         ModelInference.layer,
         CaseGenerator.layer
       ).pipe(
-        Layer.provide(CandidateCalls.layer),
         Layer.provide(ServiceModelsDeployed.layer),
         Layer.provideMerge(Leaderboards.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
         Layer.provideMerge(ChatTargets.layer),

@@ -1,4 +1,3 @@
-export * from "./CandidateCalls.ts"
 export * from "./ChatProvider.ts"
 export * from "./ChatTargets.ts"
 export * from "./Inference.ts"

@@ -12,7 +12,7 @@ import {
 import { hotSpan, IdGenerator, type InvalidInput, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
 import type { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { ModelServing, type ServingModel } from "./ModelServing.ts"
-import { answeredAs, exchangeOf, redact, VersionCaller } from "./VersionCalls.ts"
+import { answeredAs, exchangeOf, redact, VersionCaller } from "./VersionCaller.ts"
 
 export interface ModelServed {
   /** The upstream's JSON, answered in the model's name (`answeredAs`). */

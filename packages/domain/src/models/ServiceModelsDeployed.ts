@@ -2,7 +2,7 @@ import { Effect, Layer, Option, Result } from "effect"
 import { type ChatRequest, ChatProviderFailed, ServiceModels } from "../inference/index.ts"
 import { hotSpan, IdGenerator, NotFound, type WorkspaceId } from "../shared/index.ts"
 import { ModelServing } from "./ModelServing.ts"
-import { answeredAs, exchangeOf, redact, unservable, VersionCaller } from "./VersionCalls.ts"
+import { answeredAs, exchangeOf, redact, unservable, VersionCaller } from "./VersionCaller.ts"
 
 /**
  * Service candidates answered by their model's deployed version (as model inference picks it for a
