@@ -13,7 +13,9 @@ import { SessionVerifierJose } from "@podium/adapters-node/access/SessionVerifie
 import { TokenSecretsNode } from "@podium/adapters-node/access/TokenSecretsNode"
 import { FailedAuthentications } from "@podium/adapters-http/auth/FailedAuthentications"
 import { DocumentReaderNode } from "@podium/adapters-node/human/DocumentReaderNode"
+import { makeFastExport } from "@podium/adapters-http/inference/FastExport"
 import { makeFastInference } from "@podium/adapters-http/inference/FastInference"
+import { firstOf } from "@podium/adapters-http/FrontDoor"
 import { ApiHttp, openApiPath } from "@podium/adapters-http/ApiHttp"
 import { AccessPg } from "@podium/adapters-pg/access/AccessPg"
 import { DatasetsPg } from "@podium/adapters-pg/datasets/DatasetsPg"
@@ -310,7 +312,7 @@ export const layerCommandLogging = (config: PodiumConfig) =>
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
   )
 
-/** Where the service listens; `fastInference: false` leaves the inference routes to the router too (tests compare both). */
+/** Where the service listens; `fastInference: false` leaves the inference and export routes to the router too (tests compare both). */
 export interface Listen {
   readonly port: number
   readonly host: string
@@ -320,8 +322,9 @@ export interface Listen {
 /**
  * The whole service, listening where `listen` says. The listener and the jobs are built only once
  * the database is migrated and every service is ready, so no connection is accepted before it can
- * be answered. Leaderboard and model inference (FastInference) are answered at the server's front
- * door before the router, with the same contract (why: see HoldingServer.ts).
+ * be answered. Leaderboard and model inference (FastInference) and JSONL export pages (FastExport)
+ * are answered at the server's front door before the router, with the same contract (why: see
+ * HoldingServer.ts).
  */
 export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const platform = ClusterWorkflowEngine.layer.pipe(
@@ -339,7 +342,7 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const timeouts = connectionTimeouts({ headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs })
   const server = NodeHttpServer.layer(() => createHoldingServer(timeouts, front), { port: listen.port, host: listen.host })
   const frontRoutes = listen.fastInference === false ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
-    front.route = yield* makeFastInference
+    front.route = firstOf([yield* makeFastInference, yield* makeFastExport])
     yield* Effect.addFinalizer(() => Effect.sync(() => front.route = undefined))
   }))
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(

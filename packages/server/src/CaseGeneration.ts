@@ -1,7 +1,8 @@
 import { Effect, Layer, Schema } from "effect"
-import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
+import { Activity, Workflow } from "effect/workflow"
 import { CaseGeneration, CaseGenerator, CaseId } from "@podium/domain/human"
 import { LeaderboardId } from "@podium/domain/leaderboards"
+import { workflows } from "./Steps.ts"
 
 /**
  * A claimed human-evaluation generation as a durable workflow, keyed by its claim: the slots are
@@ -32,15 +33,5 @@ export const layerCaseGenerationWorkflow = CaseGenerationWorkflow.toLayer(Effect
 /** Runs the workflow and waits for it; the execution is stored before any candidate is called. */
 export const layerCaseGeneration = Layer.effect(
   CaseGeneration,
-  Effect.gen(function*() {
-    const engine = yield* WorkflowEngine.WorkflowEngine
-    return CaseGeneration.of({
-      run: (job) =>
-        CaseGenerationWorkflow.execute(job).pipe(
-          Effect.asVoid,
-          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-          Effect.withSpan("CaseGeneration.run")
-        )
-    })
-  })
+  Effect.map(workflows, ({ run }) => CaseGeneration.of({ run: (job) => run(CaseGenerationWorkflow, job, "CaseGeneration.run") }))
 )

@@ -1,6 +1,6 @@
-import { Cause, Effect, Layer, Schema } from "effect"
-import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
-import { persistent, untilLanded } from "./Steps.ts"
+import { Effect, Layer, Schema } from "effect"
+import { Activity, Workflow } from "effect/workflow"
+import { orFail, persistent, reasonOf, untilLanded, workflows } from "./Steps.ts"
 import { DeploymentQueue, Deployments, FineTuneQueue, FineTuneSteps, NoTrainingData, TrainingFailed } from "@podium/domain/models"
 
 /**
@@ -29,36 +29,18 @@ export const layerFineTuneWorkflow = FineTuneWorkflow.toLayer(Effect.fnUntraced(
     yield* step("evaluate", steps.evaluate(run_id))
     yield* step("finish", steps.finish(run_id))
   })
-  yield* work.pipe(
-    Effect.catchCause((cause) =>
-      Cause.hasInterruptsOnly(cause)
-        ? Effect.failCause(cause as Cause.Cause<never>)
-        : Activity.make({ name: "fail", execute: untilLanded(steps.fail(run_id, reasonOf(cause))) })
-    )
-  )
+  yield* orFail(work, (reason) => steps.fail(run_id, reason), failure)
 }))
 
-const reasonOf = (cause: Cause.Cause<unknown>): string => {
-  const error = Cause.squash(cause)
-  if (error instanceof TrainingFailed) return error.reason
-  if (error instanceof NoTrainingData) return error.message
-  return `internal: ${error instanceof Error ? error.message : String(error)}`.split("\n")[0]!
-}
+const failure = reasonOf((error) =>
+  error instanceof TrainingFailed ? error.reason : error instanceof NoTrainingData ? error.message : undefined
+)
 
 /** Enqueues through the workflow engine: the execution is stored before `enqueue` returns. */
 export const layerFineTuneQueue = Layer.effect(
   FineTuneQueue,
-  Effect.gen(function*() {
-    const engine = yield* WorkflowEngine.WorkflowEngine
-    return FineTuneQueue.of({
-      enqueue: (run) =>
-        FineTuneWorkflow.execute({ run_id: run.id }, { discard: true }).pipe(
-          Effect.asVoid,
-          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-          Effect.withSpan("FineTuneQueue.enqueue")
-        )
-    })
-  })
+  Effect.map(workflows, ({ enqueue }) =>
+    FineTuneQueue.of({ enqueue: (run) => enqueue(FineTuneWorkflow, { run_id: run.id }, "FineTuneQueue.enqueue") }))
 )
 
 /** A deployment's check as a durable workflow, keyed by the version: it ends active or failed, after restarts too. */
@@ -75,15 +57,9 @@ export const layerDeploymentWorkflow = DeploymentWorkflow.toLayer(Effect.fnUntra
 
 export const layerDeploymentQueue = Layer.effect(
   DeploymentQueue,
-  Effect.gen(function*() {
-    const engine = yield* WorkflowEngine.WorkflowEngine
-    return DeploymentQueue.of({
+  Effect.map(workflows, ({ enqueue }) =>
+    DeploymentQueue.of({
       enqueue: (versionId, requestedAt) =>
-        DeploymentWorkflow.execute({ version_id: versionId, requested_at: requestedAt }, { discard: true }).pipe(
-          Effect.asVoid,
-          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-          Effect.withSpan("DeploymentQueue.enqueue")
-        )
-    })
-  })
+        enqueue(DeploymentWorkflow, { version_id: versionId, requested_at: requestedAt }, "DeploymentQueue.enqueue")
+    }))
 )

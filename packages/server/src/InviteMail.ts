@@ -1,6 +1,7 @@
 import { DateTime, Effect, Layer, Schema } from "effect"
-import { Activity, DurableClock, Workflow, WorkflowEngine } from "effect/workflow"
+import { Activity, DurableClock, Workflow } from "effect/workflow"
 import { InviteMail, InviteMailQueue } from "@podium/domain/access"
+import { workflows } from "./Steps.ts"
 
 /**
  * One invite mail, delivered durably: each attempt is an activity and each wait a durable sleep,
@@ -29,19 +30,13 @@ export const layerInviteMailWorkflow = InviteMailWorkflow.toLayer(Effect.fnUntra
 /** Enqueues through the workflow engine: the execution is stored before `enqueue` returns. */
 export const layerInviteMailQueue = Layer.effect(
   InviteMailQueue,
-  Effect.gen(function*() {
-    const engine = yield* WorkflowEngine.WorkflowEngine
-    return InviteMailQueue.of({
+  Effect.map(workflows, ({ enqueue }) =>
+    InviteMailQueue.of({
       enqueue: (invite) =>
-        InviteMailWorkflow.execute({
+        enqueue(InviteMailWorkflow, {
           invite_id: invite.id,
           workspace_id: invite.workspace_id,
           expires_at: DateTime.formatIso(invite.expires_at)
-        }, { discard: true }).pipe(
-          Effect.asVoid,
-          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-          Effect.withSpan("InviteMailQueue.enqueue")
-        )
-    })
-  })
+        }, "InviteMailQueue.enqueue")
+    }))
 )

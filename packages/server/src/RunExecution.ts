@@ -1,6 +1,6 @@
-import { Cause, Effect, Layer, Schema } from "effect"
-import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
-import { persistent, untilLanded } from "./Steps.ts"
+import { Effect, Layer, Schema } from "effect"
+import { Activity, Workflow } from "effect/workflow"
+import { orFail, persistent, reasonOf, workflows } from "./Steps.ts"
 import { LeaderboardId } from "@podium/domain/leaderboards"
 import {
   DatasetImprovements,
@@ -56,40 +56,23 @@ export const layerRunWorkflow = RunWorkflow.toLayer(Effect.fnUntraced(function*(
         }), { concurrency: 2, discard: true }), { concurrency: "unbounded", discard: true })
     yield* Activity.make({ name: "finish", execute: persistent(runs.finish(run_id)) })
   })
-  yield* work.pipe(
-    Effect.catchCause((cause) =>
-      Cause.hasInterruptsOnly(cause)
-        ? Effect.failCause(cause as Cause.Cause<never>)
-        : Activity.make({
-          name: "fail",
-          // a run left `running` would hold its leaderboard: this one step is tried until it lands
-          execute: untilLanded(runs.fail(run_id, reasonOf(cause)))
-        })
-    )
-  )
+  // a run left `running` would hold its leaderboard: its fail step is tried until it lands
+  yield* orFail(work, (reason) => runs.fail(run_id, reason), failure)
 }))
 
-const reasonOf = (cause: Cause.Cause<unknown>): string => {
-  const error = Cause.squash(cause)
-  if (error instanceof DatasetUnavailable) return `dataset: ${error.reason}`
-  if (error instanceof DatasetMissing) return error.message
-  return `internal: ${error instanceof Error ? error.message : String(error)}`.split("\n")[0]!
-}
+const failure = reasonOf((error) =>
+  error instanceof DatasetUnavailable
+    ? `dataset: ${error.reason}`
+    : error instanceof DatasetMissing
+    ? error.message
+    : undefined
+)
 
 /** Enqueues through the workflow engine: the execution is stored before `enqueue` returns. */
 export const layerRunQueue = Layer.effect(
   RunQueue,
-  Effect.gen(function*() {
-    const engine = yield* WorkflowEngine.WorkflowEngine
-    return RunQueue.of({
-      enqueue: (run) =>
-        RunWorkflow.execute({ run_id: run.id }, { discard: true }).pipe(
-          Effect.asVoid,
-          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-          Effect.withSpan("RunQueue.enqueue")
-        )
-    })
-  })
+  Effect.map(workflows, ({ enqueue }) =>
+    RunQueue.of({ enqueue: (run) => enqueue(RunWorkflow, { run_id: run.id }, "RunQueue.enqueue") }))
 )
 
 /** An improve-dataset job as a durable workflow, keyed by the job: prepare, a page at a time, publish. */
@@ -116,27 +99,12 @@ export const layerImprovementWorkflow = ImprovementWorkflow.toLayer(Effect.fnUnt
     }
     yield* Activity.make({ name: "publish", execute: persistent(improvements.publish(job_id)) })
   })
-  yield* work.pipe(
-    Effect.catchCause((cause) =>
-      Cause.hasInterruptsOnly(cause)
-        ? Effect.failCause(cause as Cause.Cause<never>)
-        : Activity.make({ name: "fail", execute: persistent(improvements.fail(job_id, reasonOf(cause))) })
-    )
-  )
+  yield* orFail(work, (reason) => improvements.fail(job_id, reason), failure, persistent)
 }))
 
 /** Enqueues through the workflow engine: the execution is stored before `enqueue` returns. */
 export const layerImprovementQueue = Layer.effect(
   ImprovementQueue,
-  Effect.gen(function*() {
-    const engine = yield* WorkflowEngine.WorkflowEngine
-    return ImprovementQueue.of({
-      enqueue: (job) =>
-        ImprovementWorkflow.execute({ job_id: job.id }, { discard: true }).pipe(
-          Effect.asVoid,
-          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-          Effect.withSpan("ImprovementQueue.enqueue")
-        )
-    })
-  })
+  Effect.map(workflows, ({ enqueue }) =>
+    ImprovementQueue.of({ enqueue: (job) => enqueue(ImprovementWorkflow, { job_id: job.id }, "ImprovementQueue.enqueue") }))
 )
