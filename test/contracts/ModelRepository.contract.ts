@@ -16,7 +16,7 @@ import {
   type TrainingExample
 } from "@podium/domain/models"
 import { Run, RunRepository } from "@podium/domain/runs"
-import { RunId, type WorkspaceId } from "@podium/domain/shared"
+import { FineTuneRunId, ModelVersionId, RunId, type WorkspaceId } from "@podium/domain/shared"
 import { DateTime, Deferred, Effect, Exit, Fiber, type Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -67,7 +67,7 @@ const baseModel = {
 
 const aRun = (model: Model, fields: Partial<FineTuneRun> = {}) =>
   new FineTuneRun({
-    id: uuid(),
+    id: FineTuneRunId.make(uuid()),
     model_id: model.id,
     workspace_id: model.workspace_id,
     status: "queued",
@@ -89,7 +89,7 @@ const aRun = (model: Model, fields: Partial<FineTuneRun> = {}) =>
     ...fields
   })
 
-const sourceBoard = uuid()
+const sourceBoard = LeaderboardId.make(uuid())
 const aDataset = (rows: number): TrainingDataset => ({
   mode: "ALL",
   algorithm: "LAST_N",
@@ -116,7 +116,7 @@ const examplesOf = (count: number, leaderboard_id = uuid()): Array<TrainingExamp
 
 const aVersion = (run: FineTuneRun, fields: Partial<ModelVersion> = {}) =>
   new ModelVersion({
-    id: uuid(),
+    id: ModelVersionId.make(uuid()),
     model_id: run.model_id,
     fine_tune_run_id: run.id,
     trainer: run.trainer,

@@ -1,6 +1,7 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { Artifact, Deployment, DeploymentStatus, ModelServing, type ServedVersion, type ServingModel, Trainer } from "@podium/domain/models"
+import type { WorkspaceId } from "@podium/domain/shared"
 import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { NullableTimestamp } from "../Rows.ts"
 
@@ -29,7 +30,7 @@ const layer = Layer.effect(
       Effect.gen(function*() {
         const [model] = yield* sql<{
           id: string
-          workspace_id: string
+          workspace_id: WorkspaceId
           name: string
           leaderboard_ids: ReadonlyArray<string>
           fine_tuned: boolean

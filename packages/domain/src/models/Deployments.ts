@@ -64,7 +64,7 @@ export class Deployments extends Context.Service<Deployments, {
         options: DeployOptions
       ) {
         const model = yield* models.visible(principal, modelId)
-        yield* administratorOf(principal, model.workspace_id as WorkspaceId)
+        yield* administratorOf(principal, model.workspace_id)
         const deployment = yield* Effect.fromResult(deploymentOf(options))
         const version = yield* versionOf(model.id, versionId)
         if (Option.isNone(version)) return yield* new NotFound({ resource: "model version", id: versionId })
@@ -89,9 +89,12 @@ export class Deployments extends Context.Service<Deployments, {
         const found = yield* fineTunes.findVersion(versionId)
         if (Option.isNone(found) || found.value.deployment_status !== "deploying") return
         const version = found.value
-        const run = yield* fineTunes.find(version.fine_tune_run_id)
-        const workspaceId = Option.match(run, { onNone: () => "", onSome: (r) => r.workspace_id }) as WorkspaceId
-        const { shape, target } = yield* versionTarget(version.artifact, workspaceId).pipe(Effect.provide(context))
+        // a version's run is never deleted before it (the foreign key cascades from the run)
+        const run = yield* Effect.flatMap(fineTunes.find(version.fine_tune_run_id), Option.match({
+          onNone: () => Effect.die(new Error(`the fine-tune run of version ${versionId} is gone`)),
+          onSome: Effect.succeed
+        }))
+        const { shape, target } = yield* versionTarget(version.artifact, run.workspace_id).pipe(Effect.provide(context))
         const answered = yield* provider.complete(target, { messages: shape([{ role: "user", content: "ping" }]), max_tokens: 1 }).pipe(
           Effect.retry({
             schedule: Schedule.exponential(Duration.millis(500)).pipe(Schedule.jittered),

@@ -1,5 +1,5 @@
 import { DateTime, Effect, Option } from "effect"
-import { IdGenerator, storeThenEnqueue } from "../shared/index.ts"
+import { FineTuneRunId, IdGenerator, storeThenEnqueue } from "../shared/index.ts"
 import { BaseModels } from "./BaseModels.ts"
 import { type FineTuneOptions, FineTuneRun, type FineTuneTrigger } from "./FineTuneRun.ts"
 import { FineTuneQueue } from "./FineTuneQueue.ts"
@@ -46,7 +46,7 @@ export const makeLaunch = Effect.gen(function*() {
       hypertuning_enabled: request.hypertuning_enabled ?? model.hypertuning_parameters
     }
     const run = new FineTuneRun({
-      id: yield* ids.next,
+      id: yield* ids.make(FineTuneRunId),
       model_id: model.id,
       workspace_id: model.workspace_id,
       status: "queued",

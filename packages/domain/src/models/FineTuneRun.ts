@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import { LeaderboardId } from "../leaderboards/index.ts"
+import { FineTuneRunId, ModelId, ModelVersionId, WorkspaceId } from "../shared/index.ts"
 import { DatasetSize, SelectionAlgorithm } from "./Model.ts"
 import { Artifact } from "./ModelVersion.ts"
 import { BaseModel, Trainer } from "./BaseModel.ts"
@@ -22,7 +24,7 @@ export type FineTuneOptions = typeof FineTuneOptions.Type
 
 /** One leaderboard's rows a run learned from. */
 export const TrainingSource = Schema.Struct({
-  leaderboard_id: Schema.String,
+  leaderboard_id: LeaderboardId,
   dataset_type: Schema.Literals(["GET", "PUSH"]),
   version: Schema.NullOr(Schema.Int),
   url: Schema.NullOr(Schema.String),
@@ -79,9 +81,9 @@ export const Gate = Schema.Struct({
 export type Gate = typeof Gate.Type
 
 export class FineTuneRun extends Schema.Class<FineTuneRun>("FineTuneRun")({
-  id: Schema.String,
-  model_id: Schema.String,
-  workspace_id: Schema.String,
+  id: FineTuneRunId,
+  model_id: ModelId,
+  workspace_id: WorkspaceId,
   status: FineTuneStatus,
   trigger: FineTuneTrigger,
   trainer: Trainer,
@@ -93,7 +95,7 @@ export class FineTuneRun extends Schema.Class<FineTuneRun>("FineTuneRun")({
   events: Schema.Array(FineTuneEvent),
   /** What training made, kept here until the version is created from it; private, never shown. */
   artifact: Schema.NullOr(Artifact),
-  version_id: Schema.NullOr(Schema.String),
+  version_id: Schema.NullOr(ModelVersionId),
   gate: Schema.NullOr(Gate),
   error: Schema.NullOr(Schema.String),
   created_at: Schema.DateTimeUtc,

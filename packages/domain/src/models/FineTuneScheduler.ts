@@ -1,6 +1,5 @@
 import { Context, DateTime, Effect, Layer } from "effect"
 import { DatasetRepository } from "../datasets/index.ts"
-import type { LeaderboardId } from "../leaderboards/index.ts"
 import { type FineTuneTrigger, isActive } from "./FineTuneRun.ts"
 import { makeLaunch, type StartRequest } from "./FineTuneLaunch.ts"
 import { FineTuneQueue } from "./FineTuneQueue.ts"
@@ -38,7 +37,7 @@ export class FineTuneScheduler extends Context.Service<FineTuneScheduler, {
         if (latest === undefined || isActive(latest.status)) return false
         const learned = new Map((recent.find((r) => r.dataset !== null)?.dataset?.sources ?? []).map((s) => [s.leaderboard_id, s.version]))
         for (const leaderboardId of model.leaderboard_ids) {
-          const [version] = yield* datasets.versions(leaderboardId as LeaderboardId)
+          const [version] = yield* datasets.versions(leaderboardId)
           if (version === undefined || version.version <= (learned.get(leaderboardId) ?? 0)) continue
           // a fine-tune that failed before reading its rows already had this version: not again until a newer one
           if (latest.dataset === null && DateTime.isLessThanOrEqualTo(version.created_at, latest.created_at)) continue

@@ -1,8 +1,8 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule } from "effect"
 import { buildMessages, ChatTargets } from "../inference/index.ts"
-import { type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
+import { type Leaderboard, LeaderboardRepository } from "../leaderboards/index.ts"
 import { type DatasetMissing, type DatasetUnavailable, judgeModelOf, mapRows, RunDatasets } from "../runs/index.ts"
-import { IdGenerator, storableText } from "../shared/index.ts"
+import { IdGenerator, ModelVersionId, storableText } from "../shared/index.ts"
 import {
   type FineTuneEvent,
   type FineTuneRun,
@@ -94,7 +94,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         const notes: Array<FineTuneEvent> = []
         let synthetic = 0
         for (const leaderboardId of model.value.leaderboard_ids) {
-          const leaderboard = yield* leaderboards.find(leaderboardId as LeaderboardId)
+          const leaderboard = yield* leaderboards.find(leaderboardId)
           if (Option.isNone(leaderboard)) continue
           // one leaderboard whose dataset cannot be read now does not stop the others'
           const loaded = yield* Effect.result(rowsOf.load(leaderboard.value) as Effect.Effect<
@@ -354,7 +354,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         }
         const at = yield* now
         const version = new ModelVersion({
-          id: yield* ids.next,
+          id: yield* ids.make(ModelVersionId),
           model_id: run.model_id,
           fine_tune_run_id: run.id,
           trainer: run.trainer,

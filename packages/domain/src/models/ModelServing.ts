@@ -1,4 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { WorkspaceId } from "../shared/index.ts"
 import type { Trainer } from "./BaseModel.ts"
 import type { Deployment } from "./Deployment.ts"
 import type { Artifact, DeploymentStatus } from "./ModelVersion.ts"
@@ -26,7 +27,7 @@ export interface ServedVersion {
 /** What serving a model needs on every call. */
 export interface ServingModel {
   readonly id: string
-  readonly workspace_id: string
+  readonly workspace_id: WorkspaceId
   readonly name: string
   readonly leaderboard_ids: ReadonlyArray<string>
   readonly fine_tuned: boolean

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import type { ChatMessage } from "../shared/index.ts"
+import { type ChatMessage, FineTuneRunId, ModelId, ModelVersionId } from "../shared/index.ts"
 import { BaseModel, Trainer } from "./BaseModel.ts"
 import { Deployment } from "./Deployment.ts"
 
@@ -28,9 +28,9 @@ export type Artifact = typeof Artifact.Type
 
 /** Immutable once created: only its deployment changes (deployment is not the version). */
 export class ModelVersion extends Schema.Class<ModelVersion>("ModelVersion")({
-  id: Schema.String,
-  model_id: Schema.String,
-  fine_tune_run_id: Schema.String,
+  id: ModelVersionId,
+  model_id: ModelId,
+  fine_tune_run_id: FineTuneRunId,
   trainer: Trainer,
   base_model: BaseModel,
   metrics: Schema.Record(Schema.String, Schema.Unknown),

@@ -27,6 +27,10 @@ export type ModelId = typeof ModelId.Type
 export const ModelVersionId = Uuid.pipe(Schema.brand("ModelVersionId"))
 export type ModelVersionId = typeof ModelVersionId.Type
 
+/** One fine-tune of a model (not a leaderboard's run), which makes a version. */
+export const FineTuneRunId = Uuid.pipe(Schema.brand("FineTuneRunId"))
+export type FineTuneRunId = typeof FineTuneRunId.Type
+
 export const Email = Schema.String.check(
   Schema.isMaxLength(320),
   Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: "Expected an email address" })
