@@ -32,6 +32,58 @@ export interface Presented {
 /** The credentials a route takes: a bearer (API token or session), a session only, or a push token or a bearer. */
 export type Accepts = "bearer" | "session" | "push"
 
+/** What a route asks of its caller: the credentials it takes, and the scope an API token must carry. */
+export interface Requirement {
+  readonly accepts: Accepts
+  readonly scope: Scope | undefined
+}
+
+/** The scope the endpoint names (`requiresScope`), if any. */
+const requiredScope = (endpoint: HttpApiEndpoint.Top) => Context.getOrUndefined(endpoint.annotations, RequiredScope)
+
+/** What `endpoint` asks of a caller presenting what a middleware taking `accepts` reads (sessions need no scope). */
+const requirement = (accepts: Accepts, endpoint: HttpApiEndpoint.Top): Requirement => ({
+  accepts,
+  scope: accepts === "session" ? undefined : requiredScope(endpoint)
+})
+
+/** Each authentication middleware and the credentials it takes. */
+const middlewareAccepts: ReadonlyArray<readonly [Context.Key<unknown, unknown>, Accepts]> = [
+  [PushAuth, "push"],
+  [SessionAuth, "session"],
+  [ApiTokenAuth, "bearer"]
+]
+
+/**
+ * What the endpoint asks of its caller, read from its own definition as the router's middleware
+ * reads it: the authentication middleware it carries, the scope it names. Undefined for an
+ * endpoint open to anyone.
+ */
+export const requirementOf = (endpoint: HttpApiEndpoint.Top): Requirement | undefined => {
+  for (const [middleware, accepts] of middlewareAccepts) {
+    if (endpoint.middlewares.has(middleware)) return requirement(accepts, endpoint)
+  }
+  return undefined
+}
+
+/** `Authorization: Bearer <credential>` as the HttpApi reads it (RFC 9110: scheme case-insensitive, 1*SP), "" without. */
+export const bearerOf = (authorization: string | undefined): string => {
+  if (authorization === undefined || authorization.length <= 6 || authorization.charCodeAt(6) !== 32) return ""
+  if (authorization.slice(0, 6).toLowerCase() !== "bearer") return ""
+  let start = 7
+  while (authorization.charCodeAt(start) === 32) start++
+  return authorization.slice(start)
+}
+
+/** What a request presents, from its headers and the client's address (the front door reads Node's request). */
+export const presentedOf = (
+  headers: { readonly authorization?: string | undefined; readonly [name: string]: string | ReadonlyArray<string> | undefined },
+  address: string | undefined
+): Presented => {
+  const pushToken = headers["x-service-push-token"]
+  return { bearer: bearerOf(headers.authorization), pushToken: typeof pushToken === "string" ? pushToken : "", address }
+}
+
 /** Sessions act with every scope; API tokens must carry the scope the route names. */
 const checkScope = (principal: Principal, required: Scope | undefined) =>
   required === undefined || principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, required)
@@ -73,33 +125,32 @@ export const makeAuthenticator = Effect.gen(function*() {
       return byBearer
     })
 
-  /** The caller of a route that takes `accepts`, with `scope` when the route names one. */
-  const authenticate = (presented: Presented, accepts: Accepts, scope?: Scope | undefined) =>
+  /** The caller of a route that asks `requirement`, or its 401, 403 or 429 in the contract's shape. */
+  const authenticate = (presented: Presented, { accepts, scope }: Requirement) =>
     Effect.andThen(
       admit(presented.address),
       mapDomainErrors(Effect.flatMap(identify(presented, accepts), (principal) => checkScope(principal, scope)))
     )
 
-  /** A session route's caller: never a scope to miss. */
+  /** A session route's caller: never a scope to miss (so never 403). */
   const authenticateSession = (presented: Presented) =>
     Effect.andThen(admit(presented.address), mapDomainErrors(identify(presented, "session")))
 
   return { authenticate, authenticateSession }
 })
 
-/** The credentials of the request being routed, as the HttpApi decoded its bearer. */
-const presentedBy = (bearer: Redacted.Redacted<string>) =>
-  Effect.map(Effect.service(HttpServerRequest.HttpServerRequest), (request): Presented => ({
-    bearer: Redacted.value(bearer),
-    pushToken: request.headers["x-service-push-token"] ?? "",
-    address: Option.getOrUndefined(request.remoteAddress)
-  }))
+/**
+ * The credentials of the request being routed, read by the one function the front door reads
+ * them with (`presentedOf`); its `bearerOf` reads the bearer as the HttpApi's own decoding does.
+ */
+const presented = Effect.map(
+  Effect.service(HttpServerRequest.HttpServerRequest),
+  (request) => presentedOf(request.headers, Option.getOrUndefined(request.remoteAddress))
+)
 
 /** Runs the endpoint as the caller `principal` names, or answers 401/403/429 in the contract's shape. */
 const as = <A, E, R, E2>(principal: Effect.Effect<Principal, E2, HttpServerRequest.HttpServerRequest>, httpEffect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(principal, (p) => Effect.provideService(httpEffect, CurrentPrincipal, p))
-
-const requiredScope = (endpoint: HttpApiEndpoint.Top) => Context.getOrUndefined(endpoint.annotations, RequiredScope)
 
 export const layerAuthentication = Layer.mergeAll(
   Layer.succeed(RequestErrors, RequestErrors.of((httpEffect) => httpEffect)),
@@ -108,8 +159,8 @@ export const layerAuthentication = Layer.mergeAll(
     Effect.gen(function*() {
       const { authenticate } = yield* makeAuthenticator
       return ApiTokenAuth.of({
-        ApiToken: (httpEffect, { credential, endpoint }) =>
-          as(Effect.flatMap(presentedBy(credential), (presented) => authenticate(presented, "bearer", requiredScope(endpoint))), httpEffect)
+        ApiToken: (httpEffect, { endpoint }) =>
+          as(Effect.flatMap(presented, (presented) => authenticate(presented, requirement("bearer", endpoint))), httpEffect)
       })
     })
   ),
@@ -118,7 +169,7 @@ export const layerAuthentication = Layer.mergeAll(
     Effect.gen(function*() {
       const { authenticateSession } = yield* makeAuthenticator
       return SessionAuth.of({
-        Session: (httpEffect, { credential }) => as(Effect.flatMap(presentedBy(credential), authenticateSession), httpEffect)
+        Session: (httpEffect) => as(Effect.flatMap(presented, authenticateSession), httpEffect)
       })
     })
   ),
@@ -130,8 +181,8 @@ export const layerAuthentication = Layer.mergeAll(
         // The HttpApi tries the schemes in order and answers with the last: the ApiToken side judges
         // both headers at once, so each credential is looked at (and a failure counted) once.
         PushToken: () => Effect.fail(ApiErrors.apiError(ApiErrors.Unauthorized, missingEither.message)),
-        ApiToken: (httpEffect, { credential, endpoint }) =>
-          as(Effect.flatMap(presentedBy(credential), (presented) => authenticate(presented, "push", requiredScope(endpoint))), httpEffect)
+        ApiToken: (httpEffect, { endpoint }) =>
+          as(Effect.flatMap(presented, (presented) => authenticate(presented, requirement("push", endpoint))), httpEffect)
       })
     })
   )
