@@ -48,7 +48,7 @@ import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
-import { BudgetDefaultMaxTokens, CallBudgets, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
+import { BudgetDefaultMaxTokens, CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
@@ -234,6 +234,7 @@ export const layerServices = (config: PodiumConfig) =>
       RunsUseCases.layer,
       ModelsUseCases.layer
     ).pipe(
+      Layer.provide(CandidateCalls.layer),
       Layer.provide(ServiceModelsDeployed.layer),
       Layer.provideMerge(LeaderboardsUseCases.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
       Layer.provideMerge(ChatTargets.layer),
