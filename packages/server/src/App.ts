@@ -13,9 +13,7 @@ import { SessionVerifierJose } from "@podium/adapters-node/access/SessionVerifie
 import { TokenSecretsNode } from "@podium/adapters-node/access/TokenSecretsNode"
 import { FailedAuthentications } from "@podium/adapters-http/auth/FailedAuthentications"
 import { DocumentReaderNode } from "@podium/adapters-node/human/DocumentReaderNode"
-import { makeFastExport } from "@podium/adapters-http/inference/FastExport"
 import { makeFastInference } from "@podium/adapters-http/inference/FastInference"
-import { firstOf } from "@podium/adapters-http/FrontDoor"
 import { ApiHttp, openApiPath } from "@podium/adapters-http/ApiHttp"
 import { AccessPg } from "@podium/adapters-pg/access/AccessPg"
 import { DatasetsPg } from "@podium/adapters-pg/datasets/DatasetsPg"
@@ -25,18 +23,26 @@ import { IntegrationsPg } from "@podium/adapters-pg/integrations/IntegrationsPg"
 import { LeaderboardsPg } from "@podium/adapters-pg/leaderboards/LeaderboardsPg"
 import { ModelsPg } from "@podium/adapters-pg/models/ModelsPg"
 import { RunsPg } from "@podium/adapters-pg/runs/RunsPg"
-import { DatasetsUseCases } from "@podium/domain/datasets"
-import { RunConcurrency, RunsUseCases } from "@podium/domain/runs"
+import { DatasetLabels, Datasets, Labellers } from "@podium/domain/datasets"
+import { DatasetImprovements, RunConcurrency, RunDatasets, Runs, RunScheduler, RunSteps } from "@podium/domain/runs"
 import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
 import { FineTuningApiOpenAi } from "@podium/adapters-providers/FineTuningApiOpenAi"
 import { WebhookSenderHttp } from "@podium/adapters-providers/WebhookSenderHttp"
 import {
-  AllowPrivateWebhooks,
+  BaseModels,
+  Deployments,
   FineTuneBaseModels,
   FineTunePollInterval,
+  FineTunes,
+  FineTuneScheduler,
+  FineTuneSteps,
+  ModelInference,
+  ModelLogs,
   ModelDirectoryModels,
-  ModelsUseCases,
+  Models,
   ServiceModelsDeployed,
+  ModelWebhooks,
+  AllowPrivateWebhooks,
   WebhookRetryBase
 } from "@podium/domain/models"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
@@ -48,7 +54,7 @@ import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
-import { BudgetDefaultMaxTokens, CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
+import { BudgetDefaultMaxTokens, CallBudgets, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
@@ -56,10 +62,11 @@ import { MailerLog } from "@podium/adapters-providers/MailerLog"
 import { MailerSmtp } from "@podium/adapters-providers/MailerSmtp"
 import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
 import { Links } from "@podium/domain/shared"
-import { AccessUseCases } from "@podium/domain/access"
-import { IntegrationsUseCases } from "@podium/domain/integrations"
-import { HumanUseCases } from "@podium/domain/human"
-import { LeaderboardsUseCases } from "@podium/domain/leaderboards"
+import { ApiTokens, Authentication, Identity, Members } from "@podium/domain/access"
+import { HubDatasetCheck, Integrations } from "@podium/domain/integrations"
+import { CaseGenerator, HumanAccess, HumanCases, HumanDocuments, HumanResults } from "@podium/domain/human"
+import { Leaderboards } from "@podium/domain/leaderboards"
+import { AutoSelection } from "@podium/domain/runs"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { connectionTimeouts, createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
@@ -222,23 +229,46 @@ export const layerServices = (config: PodiumConfig) =>
       layerMailer(config),
       layerLinks(config)
     ).pipe(Layer.provideMerge(outbound))
-    // each context's use cases; beneath them what several contexts build on: the models context
-    // answering inference's Service candidates and the leaderboards' ModelDirectory, the leaderboards,
-    // and inference's targets and budgets
     const useCases = Layer.mergeAll(
-      AccessUseCases.layer,
-      IntegrationsUseCases.layer,
-      InferenceUseCases.layer,
-      HumanUseCases.layer,
-      DatasetsUseCases.layer,
-      RunsUseCases.layer,
-      ModelsUseCases.layer
-    ).pipe(
-      Layer.provide(CandidateCalls.layer),
-      Layer.provide(ServiceModelsDeployed.layer),
-      Layer.provideMerge(LeaderboardsUseCases.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
-      Layer.provideMerge(ChatTargets.layer),
-      Layer.provideMerge(CallBudgets.layer)
+      Authentication.layer.pipe(Layer.provide(Identity.layer)),
+      ApiTokens.layer,
+      Members.layer,
+      Integrations.layer,
+      HubDatasetCheck.layer,
+      Layer.mergeAll(
+        Inference.layer,
+        TraceExport.layer,
+        Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
+        Datasets.layer,
+        DatasetLabels.layer.pipe(Layer.provide(Labellers.layer)),
+        AutoSelection.layer,
+        Layer.mergeAll(
+          Runs.layer,
+          RunSteps.layer,
+          RunScheduler.layer,
+          DatasetImprovements.layer.pipe(Layer.provide(Labellers.layer))
+        ).pipe(
+          Layer.provide(RunDatasets.layer)
+        ),
+        Layer.mergeAll(
+          FineTunes.layer,
+          FineTuneSteps.layer,
+          FineTuneScheduler.layer,
+          Deployments.layer,
+          ModelLogs.layer,
+          ModelWebhooks.layer
+        ).pipe(
+          Layer.provideMerge(Models.layer),
+          Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
+        ),
+        ModelInference.layer,
+        CaseGenerator.layer
+      ).pipe(
+        Layer.provide(ServiceModelsDeployed.layer),
+        Layer.provideMerge(Leaderboards.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
+        Layer.provideMerge(ChatTargets.layer),
+        Layer.provideMerge(CallBudgets.layer)
+      )
     )
     return useCases.pipe(Layer.provideMerge(adapters))
   }))
@@ -280,7 +310,7 @@ export const layerCommandLogging = (config: PodiumConfig) =>
     Layer.succeed(References.MinimumLogLevel, config.logLevel)
   )
 
-/** Where the service listens; `fastInference: false` leaves the inference and export routes to the router too (tests compare both). */
+/** Where the service listens; `fastInference: false` leaves the inference routes to the router too (tests compare both). */
 export interface Listen {
   readonly port: number
   readonly host: string
@@ -290,9 +320,8 @@ export interface Listen {
 /**
  * The whole service, listening where `listen` says. The listener and the jobs are built only once
  * the database is migrated and every service is ready, so no connection is accepted before it can
- * be answered. Leaderboard and model inference (FastInference) and JSONL export pages (FastExport)
- * are answered at the server's front door before the router, with the same contract (why: see
- * HoldingServer.ts).
+ * be answered. Leaderboard and model inference (FastInference) are answered at the server's front
+ * door before the router, with the same contract (why: see HoldingServer.ts).
  */
 export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const platform = ClusterWorkflowEngine.layer.pipe(
@@ -310,7 +339,7 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
   const timeouts = connectionTimeouts({ headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs })
   const server = NodeHttpServer.layer(() => createHoldingServer(timeouts, front), { port: listen.port, host: listen.host })
   const frontRoutes = listen.fastInference === false ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
-    front.route = firstOf([yield* makeFastInference, yield* makeFastExport])
+    front.route = yield* makeFastInference
     yield* Effect.addFinalizer(() => Effect.sync(() => front.route = undefined))
   }))
   const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
