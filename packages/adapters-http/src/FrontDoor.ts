@@ -1,9 +1,25 @@
-import { Cause, Effect, Exit, type Fiber, LogLevel, Schema, type SchemaIssue } from "effect"
+/**
+ * Front routes: endpoints answered straight from Node's `request` event, before the HttpApi router
+ * (why: see packages/server/src/HoldingServer.ts). A front route is built from the endpoint's own
+ * definition, never written by hand: the router's path matcher over the Api's own paths, the
+ * endpoint's params, query and payload schemas with the Api's parse options, its authentication
+ * middleware and scope annotation, its declared errors. It shares with the router the credential
+ * check (handlers/Authentication.ts), the body check (RequestPipeline.ts), the error answer
+ * (ErrorAnswer.ts), the request log line (RequestLog.ts) and the endpoint's core (EndpointCore.ts),
+ * so the two transports cannot answer a request differently (test/front-door-differential.test.ts).
+ * What a front route does not take as it comes (see `makeFrontDoor`) it declines, untouched, to the
+ * router.
+ */
+import { Context, Effect, Exit, type Fiber, LogLevel, Schema, SchemaAST, SchemaIssue } from "effect"
+import { FindMyWay, HttpRouter } from "effect/http"
+import { HttpApi, type HttpApiEndpoint, HttpApiError } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import type { Scope } from "@podium/domain/access"
-import { Internal } from "./api/Errors.ts"
-import { makeAuthenticator } from "./handlers/Authentication.ts"
-import { errorBody, nosniff, schemaIssues, validationFailedBody } from "./RequestPipeline.ts"
+import type { Principal } from "@podium/domain/access"
+import type { Core, Served } from "./EndpointCore.ts"
+import { answerOfCause, declaredErrors, type ErrorAnswer } from "./ErrorAnswer.ts"
+import { makeAuthenticator, presentedOf, requirementOf } from "./handlers/Authentication.ts"
+import { isRowByRow, jsonBodyText, maxBodyBytes, nosniff, requestIdOf } from "./RequestPipeline.ts"
+import { logRequest } from "./RequestLog.ts"
 
 /**
  * A route answered straight from Node's `request` event, before the HttpApi router: `handle`
@@ -13,139 +29,293 @@ export interface FrontRoute {
   readonly handle: (request: IncomingMessage, response: ServerResponse) => boolean
 }
 
-/** The first route that takes the request. */
-export const firstOf = (routes: ReadonlyArray<FrontRoute>): FrontRoute => ({
-  handle: (request, response) => routes.some((route) => route.handle(request, response))
+type Decoded<S> = [S] extends [never] ? undefined : S extends Schema.Top ? S["Type"] : undefined
+
+/** What a core gets at the front door: the request parts the endpoint's own schemas decoded, as its handler gets them. */
+export interface RequestOf<E extends HttpApiEndpoint.Top> {
+  readonly params: Decoded<E["~Params"]>
+  readonly query: Decoded<E["~Query"]>
+  readonly payload: Decoded<E["~Payload"]>
+}
+
+/** The parse options of each request part, as the HttpApi reads them from the annotations. */
+interface ParseOptions {
+  readonly params: SchemaAST.ParseOptions | undefined
+  readonly query: SchemaAST.ParseOptions | undefined
+  readonly payload: SchemaAST.ParseOptions | undefined
+}
+
+/** The request as it came: the path's segments and the query as the router parsed them, the body's text. */
+interface Raw {
+  readonly params: Readonly<Record<string, string | undefined>>
+  readonly query: Readonly<Record<string, string | ReadonlyArray<string>>>
+  readonly text: string | undefined
+}
+
+/** An endpoint with the core that answers it, ready to be built into the front door. */
+export interface FrontEndpoint {
+  readonly endpoint: HttpApiEndpoint.Top
+  readonly build: (options: ParseOptions) => (principal: Principal, raw: Raw) => Effect.Effect<Served, unknown>
+}
+
+const invalidJson = new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: "Expected a valid JSON body" }))
+
+/** A request part decoded by its schema as the router decodes it; an endpoint without the part gets undefined. */
+const decoder = <A>(kind: "Params" | "Query" | "Payload", schema: Schema.Top | undefined, options: SchemaAST.ParseOptions | undefined) => {
+  if (schema === undefined) return (): Exit.Exit<A, HttpApiError.HttpApiSchemaError> => Exit.succeed(undefined as A)
+  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<A, unknown>, options)
+  return (input: unknown) => Exit.mapError(decode(input), (cause) => new HttpApiError.HttpApiSchemaError({ kind, cause }))
+}
+
+/** The endpoint's JSON payload, read as the router reads it: "" as null or undefined, then JSON, then the schema. */
+const payloadDecoder = <A>(endpoint: HttpApiEndpoint.Top, options: SchemaAST.ParseOptions | undefined) => {
+  const json = endpoint.payload.get("application/json")
+  if (json === undefined) return (): Exit.Exit<A, HttpApiError.HttpApiSchemaError> => Exit.succeed(undefined as A)
+  const decode = decoder<A>("Payload", Schema.Union(json.schemas), options)
+  const empty = json.schemas.some((schema) => SchemaAST.isNull(SchemaAST.toEncoded(schema.ast))) ? null : undefined
+  return (text: string | undefined) => {
+    if (text === undefined || text === "") return decode(empty)
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      return Exit.fail(new HttpApiError.HttpApiSchemaError({ kind: "Payload", cause: invalidJson }))
+    }
+    return decode(parsed)
+  }
+}
+
+/**
+ * `endpoint` answered at the front door by `core`, the core its router handler runs too
+ * (`handlerOf`). The request parts are decoded by the endpoint's own schemas, in the router's order
+ * (params, query, payload) and after the credential check, as the router does.
+ */
+export const frontRoute = <E extends HttpApiEndpoint.Top, Err>(endpoint: E, core: Core<RequestOf<E>, Err>): FrontEndpoint => ({
+  endpoint,
+  build: (options) => {
+    const params = decoder<RequestOf<E>["params"]>("Params", endpoint.params, options.params)
+    const query = decoder<RequestOf<E>["query"]>(
+      "Query",
+      endpoint.query === undefined ? undefined : Schema.toCodecArrayFromSingle(endpoint.query),
+      options.query
+    )
+    const payload = payloadDecoder<RequestOf<E>["payload"]>(endpoint, options.payload)
+    return (principal, raw) => {
+      const p = params(raw.params)
+      if (Exit.isFailure(p)) return Effect.failCause(p.cause)
+      const q = query(raw.query)
+      if (Exit.isFailure(q)) return Effect.failCause(q.cause)
+      const b = payload(raw.text)
+      if (Exit.isFailure(b)) return Effect.failCause(b.cause)
+      return core(principal, { params: p.value, query: q.value, payload: b.value })
+    }
+  }
 })
 
-/** `Authorization: Bearer <credential>` as the HttpApi reads it (RFC 9110: scheme case-insensitive, 1*SP). */
-export const bearerOf = (authorization: string | undefined): string => {
-  if (authorization === undefined || authorization.length <= 6 || authorization.charCodeAt(6) !== 32) return ""
-  if (authorization.slice(0, 6).toLowerCase() !== "bearer") return ""
-  let start = 7
-  while (authorization.charCodeAt(start) === 32) start++
-  return authorization.slice(start)
+/** The part of an HttpApi the front door reads: its groups, endpoints and annotations. */
+export interface ApiSource {
+  readonly annotations: Context.Context<never>
+  readonly groups: Readonly<Record<string, {
+    readonly annotations: Context.Context<never>
+    readonly endpoints: Readonly<Record<string, HttpApiEndpoint.Top>>
+  }>>
 }
 
-
-/**
- * The path segments decoded by the endpoint's own params schema, as the router decodes them, or
- * `undefined` when it refuses them. A front route declines the ids it refuses, so the router answers
- * those (its 400 after the credential check included) and the two transports cannot judge an id
- * differently; the ids it takes come out branded, as the handlers get them.
- */
-export const paramsOf = <P extends Schema.Top>(endpoint: { readonly "~Params": P; readonly params: Schema.Top | undefined }) => {
-  // path params are strings: decoding them needs no services
-  const decode = Schema.decodeUnknownExit((endpoint.params ?? Schema.Struct({})) as Schema.Codec<P["Type"], unknown>)
-  return (params: Record<string, string>): P["Type"] | undefined => {
-    const decoded = decode(params)
-    return Exit.isSuccess(decoded) ? decoded.value : undefined
+/** The parse options the HttpApi decodes an endpoint's request with (API, group, then endpoint annotations). */
+const parseOptionsOf = (annotations: Context.Context<never>): ParseOptions => {
+  const fallback = Context.getOrUndefined(annotations, HttpApi.ParseOptions)
+  return {
+    params: Context.getOrUndefined(annotations, HttpApi.ParamsParseOptions) ?? fallback,
+    query: Context.getOrUndefined(annotations, HttpApi.QueryParseOptions) ?? fallback,
+    payload: Context.getOrUndefined(annotations, HttpApi.PayloadParseOptions) ?? fallback
   }
-}
-
-/** A payload or query that fails the schema: answered 400 with its issues, as the router answers it. */
-export class InvalidInput {
-  readonly _tag = "InvalidInput"
-  readonly kind: string
-  readonly issue: SchemaIssue.Issue
-  constructor(kind: string, issue: SchemaIssue.Issue) {
-    this.kind = kind
-    this.issue = issue
-  }
-}
-
-/** What a front route answers with: the body (or a stream it writes itself) and its headers. */
-export interface Answer {
-  readonly status: number
-  readonly body: string
-  readonly headers?: Record<string, string> | undefined
 }
 
 /**
- * The parts every front route shares, so each answers exactly as the router would: the credential
- * check with the router's order and errors, the error bodies (the domain's errors by their status,
- * schema failures as `validation_failed`, anything else a logged 500), and the request log line.
+ * URLs in their plain form: printable ASCII without percent-encoding. The router's pipeline judges
+ * an encoded URL before any route (RequestInput's `urlIssue`); those go to it.
  */
-export const makeFrontDoor = Effect.gen(function*() {
-  const { authenticate } = yield* makeAuthenticator
-  // the request line is logged at Info: no fiber for it when the level is above
-  const logsRequests = yield* LogLevel.isEnabled("Info")
+const plainUrl = /^[\x21-\x24\x26-\x7e]*$/
 
-  /** The caller of a route that takes a bearer with `scope`, decided as the router decides it. */
-  const principalOf = (request: IncomingMessage, scope: Scope) => {
-    const pushToken = request.headers["x-service-push-token"]
-    return authenticate({
-      bearer: bearerOf(request.headers.authorization),
-      pushToken: typeof pushToken === "string" ? pushToken : "",
-      address: request.socket.remoteAddress
-    }, "bearer", scope)
-  }
+/** A media type as the HttpApi compares it (lower case, parameters and spaces aside). */
+const mediaType = (contentType: string) => {
+  const normalized = contentType.toLowerCase().trim()
+  const at = normalized.indexOf(";")
+  return at === -1 ? normalized : normalized.slice(0, at).trim()
+}
 
-  /** Logs the request line as the router's pipeline does, on `run`'s fiber. */
-  const logRequest = (
-    run: (effect: Effect.Effect<void>) => Fiber.Fiber<void>,
-    request: IncomingMessage,
-    requestId: string,
-    started: number,
-    status: number
-  ) => {
-    if (!logsRequests) return
-    run(Effect.logInfo("request").pipe(Effect.annotateLogs({
-      request_id: requestId,
-      method: request.method ?? "",
-      path: (request.url ?? "").split("?")[0],
-      status,
-      duration_ms: Math.round((performance.now() - started) * 10) / 10
-    })))
-  }
+/** The methods whose JSON bodies the router's pipeline reads and checks before routing. */
+const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
-  /** Writes `answer` (unless the client left or a head went out) and logs the request. */
-  const send = (
-    run: (effect: Effect.Effect<void>) => Fiber.Fiber<void>,
-    request: IncomingMessage,
-    response: ServerResponse,
-    requestId: string,
-    started: number,
-    answer: Answer
-  ) => {
-    if (!response.destroyed && !response.headersSent) {
-      response.writeHead(answer.status, {
-        ...answer.headers,
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(answer.body),
-        ...(answer.status === 401 ? { "www-authenticate": "Bearer" } : {}),
+type Run = (effect: Effect.Effect<void>) => Fiber.Fiber<void>
+
+/**
+ * The front door for `routes`, endpoints of `api` each with its core. A request is found as the
+ * router finds it: the router's own matcher (FindMyWay, with the router's configuration) holds
+ * every endpoint of the Api, so a path reaches a front route exactly when the router would hand it
+ * to that endpoint (case, trailing slash, parameter length and precedence alike). A found route
+ * takes the request only in the form it answers without the router's machinery, and declines it
+ * (the router then answers, as it answers every route) otherwise: a URL that is not plain, a body
+ * that is not JSON or whose length is not declared up front (or over the limit), a body where the
+ * endpoint takes none, another method (HEAD included).
+ *
+ * A request it takes goes the router's way: a request id (the caller's when sane); the body's
+ * check; the credential check with the endpoint's scope; params, query and payload by the
+ * endpoint's schemas; the core; the error answer for any failure, declared errors as the endpoint
+ * declares them; the request log line.
+ */
+export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoint>) =>
+  Effect.gen(function*() {
+    const { authenticate } = yield* makeAuthenticator
+    // the request line is logged at Info: no fiber for it when the level is above
+    const logsRequests = yield* LogLevel.isEnabled("Info")
+    const run: Run = Effect.runForkWith(yield* Effect.context<never>())
+
+    /** Writes the head and a text body (unless the client left or a head went out already). */
+    const write = (
+      response: ServerResponse,
+      requestId: string,
+      status: number,
+      headers: Readonly<Record<string, string>>,
+      contentType: string | undefined,
+      body: string
+    ) => {
+      if (response.destroyed || response.headersSent) return
+      response.writeHead(status, {
+        ...headers,
+        ...(contentType === undefined ? {} : { "content-type": contentType }),
+        "content-length": Buffer.byteLength(body),
         ...nosniff,
         "x-request-id": requestId
       })
-      response.end(answer.body)
+      response.end(body)
     }
-    logRequest(run, request, requestId, started, answer.status)
-  }
 
-  /** The answer for a failed exit, as the router's error mapping and pipeline would give it. */
-  const failure = (
-    run: (effect: Effect.Effect<void>) => Fiber.Fiber<void>,
-    requestId: string,
-    cause: Cause.Cause<unknown>
-  ): Answer => {
-    if (Cause.hasInterruptsOnly(cause)) return { status: 499, body: "" }
-    const error = Cause.squash(cause)
-    if (error instanceof InvalidInput) {
-      return { status: 400, body: JSON.stringify(validationFailedBody(schemaIssues(error.kind, error.issue))) }
-    }
-    const status = (error as { readonly constructor?: { readonly status?: unknown } } | null)?.constructor?.status
-    if (typeof status === "number" && typeof error === "object" && error !== null && "error" in error) {
-      const body = (error as { readonly error: { readonly details?: { readonly retry_after_seconds?: unknown } } }).error
-      const retryAfter = status === 429 ? body.details?.retry_after_seconds : undefined
-      return {
-        status,
-        body: JSON.stringify({ error: body }),
-        headers: typeof retryAfter === "number" ? { "retry-after": String(retryAfter) } : {}
+    /** Writes an error answer. */
+    const writeError = (response: ServerResponse, requestId: string, answer: ErrorAnswer) =>
+      answer.body === undefined
+        ? write(response, requestId, answer.status, answer.headers, undefined, "")
+        : write(response, requestId, answer.status, answer.headers, "application/json", JSON.stringify(answer.body))
+
+    const logged = (request: IncomingMessage, requestId: string, started: number, status: number) =>
+      logsRequests
+        ? logRequest({ requestId, method: request.method ?? "", url: request.url ?? "", status, started })
+        : Effect.void
+
+    const build = (route: FrontEndpoint, annotations: Context.Context<never>) => {
+      const { endpoint } = route
+      const requirement = requirementOf(endpoint)
+      if (requirement === undefined) throw new Error(`front route ${endpoint.path}: the front door serves authenticated endpoints only`)
+      const takesBody = endpoint.payload.size > 0
+      if (takesBody && (!bodyMethods.has(endpoint.method) || endpoint.payload.get("application/json")?.encoding._tag !== "Json")) {
+        throw new Error(`front route ${endpoint.path}: the front door takes JSON bodies only`)
+      }
+      const serve = route.build(parseOptionsOf(annotations))
+      const declared = declaredErrors(endpoint)
+      const depthOnly = isRowByRow(endpoint.path)
+      const spanName = `http.server ${endpoint.method}`
+
+      /** The endpoint's answer (or error answer) to a request whose body, if any, passed the check. */
+      const answer = (request: IncomingMessage, raw: Raw, requestId: string): Effect.Effect<Served | ErrorAnswer> =>
+        authenticate(presentedOf(request.headers, request.socket.remoteAddress), requirement).pipe(
+          Effect.flatMap((principal) => serve(principal, raw)),
+          Effect.catchCause((cause) => answerOfCause(cause, declared)),
+          Effect.annotateLogs("request_id", requestId)
+        )
+
+      const respond = (
+        request: IncomingMessage,
+        response: ServerResponse,
+        raw: Raw,
+        requestId: string,
+        started: number
+      ) => {
+        const answered = Effect.flatMap(answer(request, raw, requestId), (answer) => {
+          if ("status" in answer) {
+            writeError(response, requestId, answer)
+            return logged(request, requestId, started, answer.status)
+          }
+          write(response, requestId, 200, answer.headers, answer.contentType, answer.body)
+          return logged(request, requestId, started, 200)
+        })
+        const fiber = run(Effect.withSpan(answered, spanName, {
+          kind: "server",
+          captureStackTrace: false,
+          attributes: {
+            "http.request.method": endpoint.method,
+            "url.path": (request.url ?? "").split("?")[0],
+            "podium.front_door": true
+          }
+        }))
+        fiber.addObserver((exit) => {
+          // the client went away: nobody reads an answer, and nothing failed
+          if (Exit.isFailure(exit)) run(logged(request, requestId, started, 499))
+        })
+        response.on("close", () => {
+          if (!response.writableEnded) fiber.interruptUnsafe()
+        })
+      }
+
+      return (request: IncomingMessage, response: ServerResponse, found: FindMyWay.FindResult<unknown>): boolean => {
+        const { headers } = request
+        if (takesBody) {
+          const contentType = headers["content-type"]
+          if (contentType === undefined || !contentType.includes("json") || mediaType(contentType) !== "application/json") return false
+          if (headers["transfer-encoding"] !== undefined) return false
+        } else if (headers["transfer-encoding"] !== undefined || (headers["content-length"] ?? "0") !== "0") return false
+        const length = takesBody ? Number(headers["content-length"]) : 0
+        if (!Number.isSafeInteger(length) || length < 0 || length > maxBodyBytes) return false
+
+        const started = performance.now()
+        const incomingId = headers["x-request-id"]
+        const requestId = requestIdOf(typeof incomingId === "string" ? incomingId : undefined)
+        if (!takesBody) {
+          respond(request, response, { params: found.params, query: found.searchParams, text: undefined }, requestId, started)
+          return true
+        }
+        const chunks: Array<Buffer> = []
+        request.on("data", (chunk: Buffer) => chunks.push(chunk))
+        request.on("end", () => {
+          const text = jsonBodyText(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), depthOnly)
+          if (typeof text !== "string") {
+            writeError(response, requestId, text)
+            if (logsRequests) run(logged(request, requestId, started, text.status))
+            return
+          }
+          respond(request, response, { params: found.params, query: found.searchParams, text }, requestId, started)
+        })
+        return true
       }
     }
-    run(Effect.logError("request failed", cause).pipe(Effect.annotateLogs("request_id", requestId)))
-    return { status: Internal.status, body: JSON.stringify(errorBody(Internal.code, "Internal error")) }
-  }
 
-  return { principalOf, send, failure, logRequest }
-})
+    type Handle = ReturnType<typeof build>
+    const handles = new Map<HttpApiEndpoint.Top, Handle>()
+    const endpoints = new Set(routes.map((route) => route.endpoint))
+    const router = FindMyWay.make<Handle | undefined>(yield* HttpRouter.RouterConfig)
+    const methods = new Set<string>()
+    for (const group of Object.values(api.groups)) {
+      for (const endpoint of Object.values(group.endpoints)) {
+        const route = routes.find((route) => route.endpoint === endpoint)
+        let handle: Handle | undefined
+        if (route !== undefined) {
+          handle = build(route, Context.merge(Context.merge(api.annotations, group.annotations), endpoint.annotations))
+          handles.set(endpoint, handle)
+          methods.add(endpoint.method)
+        }
+        router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, handle)
+      }
+    }
+    for (const endpoint of endpoints) {
+      if (!handles.has(endpoint)) throw new Error(`front route ${endpoint.path}: not an endpoint of the Api (take it from Api.groups)`)
+    }
+
+    return {
+      handle: (request, response) => {
+        const method = request.method ?? ""
+        const url = request.url ?? ""
+        if (!methods.has(method) || !plainUrl.test(url)) return false
+        const found = router.find(method, url)
+        return found?.handler !== undefined && found.handler(request, response, found)
+      }
+    } satisfies FrontRoute
+  })

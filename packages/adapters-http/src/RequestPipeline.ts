@@ -1,21 +1,20 @@
-import { ByteSize, Cause, Effect, SchemaIssue } from "effect"
+import { ByteSize, Cause, Effect } from "effect"
 import type * as Types from "effect/Types"
 import { Headers, HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiError } from "effect/http-api"
 import { randomUUID } from "node:crypto"
 import {
   Internal,
   InvalidBody,
-  InvalidJson,
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
   Unauthorized,
   UnsupportedMediaType,
-  UpstreamError,
-  ValidationFailed
+  UpstreamError
 } from "./api/Errors.ts"
-import { type InputIssue, jsonBodyIssue, urlIssue, utf8Text } from "./RequestInput.ts"
+import { answerOfCause, errorBody, type ErrorAnswer, errorHeaders, notUtf8, validationFailed } from "./ErrorAnswer.ts"
+import { jsonBodyIssue, urlIssue, utf8Text } from "./RequestInput.ts"
+import { logRequest, pathOf } from "./RequestLog.ts"
 
 /** The largest request body accepted (push requests of 10 MiB of rows fit, with JSON overhead). */
 export const maxBodyBytes = 16 * 1024 * 1024
@@ -29,10 +28,9 @@ const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 export const requestIdOf = (incoming: string | undefined): string =>
   incoming !== undefined && requestIdPattern.test(incoming) ? incoming : randomUUID()
 
-/** The contract's error body: `{"error": {"code", "message", "details"?}}`. */
-export const errorBody = (code: string, message: string, details?: Record<string, unknown>) => ({
-  error: details === undefined ? { code, message } : { code, message, details }
-})
+/** An error answer as a response. */
+const responseOf = ({ body, headers, status }: ErrorAnswer) =>
+  body === undefined ? HttpServerResponse.empty({ status, headers }) : HttpServerResponse.jsonUnsafe(body, { status, headers })
 
 /** The contract's error body with the status and code of an error class (or of a bare response). */
 const errorResponse = (
@@ -42,44 +40,8 @@ const errorResponse = (
   headers: Record<string, string> = {}
 ) => HttpServerResponse.jsonUnsafe(errorBody(code, message, details), { status, headers })
 
-/** The path alone: query strings stay out of logs. */
-const pathOf = (url: string) => new URL(url, "http://x").pathname
-
 /** A path as error messages quote it: never more than 200 characters of what the caller sent. */
 const shown = (path: string) => path.length > 200 ? `${path.slice(0, 200)}…` : path
-
-const issueFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
-
-/**
- * The validation issues of a failed decode of a request part (`kind`: Params, Payload…), as
- * `[{path, message}]` with `path` an array of keys led by the part's name.
- */
-export const schemaIssues = (kind: string, issue: SchemaIssue.Issue): ReadonlyArray<InputIssue> =>
-  issueFormatter(issue).issues.map((issue) => ({
-    path: [
-      kind.toLowerCase(),
-      ...(issue.path ?? []).map((key) => (typeof key === "object" && key !== null && "key" in key ? key.key : key))
-    ].map((key) => (typeof key === "number" ? key : String(key))),
-    message: issue.message
-  }))
-
-const issuesOf = (error: HttpApiError.HttpApiSchemaError) => schemaIssues(error.kind, error.cause.issue)
-
-/** The 400 `validation_failed` body for these issues. */
-export const validationFailedBody = (issues: ReadonlyArray<InputIssue>) =>
-  errorBody(
-    ValidationFailed.code,
-    issues.length === 1
-      ? `Invalid request: ${issues[0]!.message} at ${issues[0]!.path.join(".")}`
-      : `Invalid request: ${issues.length} problems`,
-    { issues }
-  )
-
-/** The 400 `invalid_json` body for a JSON body whose bytes are not UTF-8. */
-export const notUtf8Body = errorBody(InvalidJson.code, "The request body is not valid UTF-8: send JSON as UTF-8")
-
-const invalid = (issues: ReadonlyArray<InputIssue>) =>
-  HttpServerResponse.jsonUnsafe(validationFailedBody(issues), { status: ValidationFailed.status })
 
 const tooLarge = () =>
   errorResponse(PayloadTooLarge, `The request body is larger than ${maxBodyBytes} bytes`, undefined, { connection: "close" })
@@ -92,12 +54,27 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
  */
 const rowByRowPaths = /^\/v1\/leaderboard\/[^/]+\/dataset\/push\/?$/
 
+/** Whether the route at `path` (a request's, or an endpoint's own `/v1/leaderboard/:leaderboard_id/…`) judges each row alone. */
+export const isRowByRow = (path: string) => rowByRowPaths.test(path)
+
 /**
  * The request with its body text as read here. The platform decodes the body again on every read of
  * `text` (the HttpApi's payload decoding reads it too): a push of 10 MiB would be decoded twice.
  */
 const withText = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
   Object.create(request, { text: { value: Effect.succeed(text) } })
+
+/**
+ * A JSON body's text, or the pipeline's refusal of its bytes (see RequestInput): not UTF-8 (400
+ * `invalid_json`), U+0000 or lone surrogates, or nested too deep (400 `validation_failed`). The one
+ * check of a body, the front door's too.
+ */
+export const jsonBodyText = (bytes: Uint8Array, depthOnly: boolean): string | ErrorAnswer => {
+  const text = utf8Text(bytes)
+  if (text === undefined) return notUtf8
+  const inBody = jsonBodyIssue(text, { depthOnly })
+  return inBody === undefined ? text : validationFailed([inBody])
+}
 
 /**
  * What no route accepts, refused before any route runs (see RequestInput): a URL or JSON body with
@@ -109,14 +86,12 @@ const refuseHostileInput = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse | HttpServerRequest.HttpServerRequest, HttpServerError.HttpServerError> =>
   Effect.gen(function*() {
     const inUrl = urlIssue(request.url)
-    if (inUrl !== undefined) return invalid([inUrl])
+    if (inUrl !== undefined) return responseOf(validationFailed([inUrl]))
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge()
     if (!bodyMethods.has(request.method) || !(request.headers["content-type"] ?? "").includes("json")) return request
-    const text = utf8Text(new Uint8Array(yield* request.arrayBuffer))
-    if (text === undefined) return HttpServerResponse.jsonUnsafe(notUtf8Body, { status: InvalidJson.status })
-    const inBody = jsonBodyIssue(text, { depthOnly: rowByRowPaths.test(pathOf(request.url)) })
-    return inBody === undefined ? withText(request, text) : invalid([inBody])
+    const text = jsonBodyText(new Uint8Array(yield* request.arrayBuffer), isRowByRow(pathOf(request.url)))
+    return typeof text === "string" ? withText(request, text) : responseOf(text)
   })
 
 /** Codes of bare platform responses: the error class's where one code owns the status, else a generic one. */
@@ -159,15 +134,17 @@ const routeTable = (api: RouteSource) => {
   }
 }
 
-/** A 429 says when to come back: `details.retry_after_seconds` of its body becomes `Retry-After`. */
-const withRetryAfter = (response: HttpServerResponse.HttpServerResponse) => {
-  if (response.body._tag !== "Uint8Array") return response
-  try {
-    const seconds = JSON.parse(new TextDecoder().decode(response.body.body))?.error?.details?.retry_after_seconds
-    return typeof seconds === "number" ? HttpServerResponse.setHeader(response, "retry-after", String(seconds)) : response
-  } catch {
-    return response
+/** A 401 or 429 answered by an endpoint (encoded by the HttpApi) with the headers its status calls for (see ErrorAnswer). */
+const withErrorHeaders = (response: HttpServerResponse.HttpServerResponse) => {
+  let body: unknown = undefined
+  if (response.body._tag === "Uint8Array") {
+    try {
+      body = JSON.parse(new TextDecoder().decode(response.body.body))
+    } catch {
+      body = undefined
+    }
   }
+  return HttpServerResponse.setHeaders(response, errorHeaders(response.status, body))
 }
 
 const isJsonResponse = (response: HttpServerResponse.HttpServerResponse) =>
@@ -183,20 +160,9 @@ const isJsonResponse = (response: HttpServerResponse.HttpServerResponse) =>
 export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<string> = []) => {
   const allowedMethods = routeTable(api)
 
+  /** The router's own failures (no route, a body it could not read), else the error answer both transports give. */
   const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) => {
-    // The client went away mid-request: nobody will read an answer, and nothing failed.
-    if (Cause.hasInterruptsOnly(cause)) return Effect.succeed(HttpServerResponse.empty({ status: 499 }))
-    const error = Cause.squash(cause)
-    // A response that does not fit its own schema is our bug, not the caller's.
-    if (HttpApiError.HttpApiSchemaError.is(error) && (error.kind === "Body" || error.kind === "ResponseHeaders")) {
-      return Effect.logError("response failed its schema", cause).pipe(
-        Effect.as(errorResponse(Internal, "Internal error"))
-      )
-    }
-    if (HttpApiError.HttpApiSchemaError.is(error)) return Effect.succeed(invalid(issuesOf(error)))
-    if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
-      return Effect.succeed(errorResponse(PayloadTooLarge, error.message))
-    }
+    const error = Cause.hasInterruptsOnly(cause) ? undefined : Cause.squash(cause)
     if (HttpServerError.isHttpServerError(error)) {
       const reason = error.reason
       if (reason._tag === "RouteNotFound") {
@@ -218,9 +184,7 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
         )
       }
     }
-    return Effect.logError("request failed", cause).pipe(
-      Effect.as(errorResponse(Internal, "Internal error"))
-    )
+    return Effect.map(answerOfCause(cause), responseOf)
   }
 
   /** Responses the platform produced bare (415 text, empty 4xx): give them the contract body, typed as JSON. */
@@ -255,15 +219,8 @@ export const RequestPipeline = (api: RouteSource, extraPaths: ReadonlyArray<stri
         Effect.annotateLogs("request_id", requestId)
       )
       response = normalize(response)
-      if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", "Bearer")
-      if (response.status === 429) response = withRetryAfter(response)
-      yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
-        request_id: requestId,
-        method: request.method,
-        path: pathOf(request.url),
-        status: response.status,
-        duration_ms: Math.round((performance.now() - started) * 10) / 10
-      }))
+      if (response.status === 401 || response.status === 429) response = withErrorHeaders(response)
+      yield* logRequest({ requestId, method: request.method, url: request.url, status: response.status, started })
       return HttpServerResponse.setHeaders(response, { ...nosniff, "x-request-id": requestId })
     }), { global: true })
 }

@@ -23,26 +23,18 @@ import { IntegrationsPg } from "@podium/adapters-pg/integrations/IntegrationsPg"
 import { LeaderboardsPg } from "@podium/adapters-pg/leaderboards/LeaderboardsPg"
 import { ModelsPg } from "@podium/adapters-pg/models/ModelsPg"
 import { RunsPg } from "@podium/adapters-pg/runs/RunsPg"
-import { DatasetLabels, Datasets, Labellers } from "@podium/domain/datasets"
-import { DatasetImprovements, RunConcurrency, RunDatasets, Runs, RunScheduler, RunSteps } from "@podium/domain/runs"
+import { DatasetsUseCases } from "@podium/domain/datasets"
+import { RunConcurrency, RunsUseCases } from "@podium/domain/runs"
 import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
 import { FineTuningApiOpenAi } from "@podium/adapters-providers/FineTuningApiOpenAi"
 import { WebhookSenderHttp } from "@podium/adapters-providers/WebhookSenderHttp"
 import {
-  BaseModels,
-  Deployments,
+  AllowPrivateWebhooks,
   FineTuneBaseModels,
   FineTunePollInterval,
-  FineTunes,
-  FineTuneScheduler,
-  FineTuneSteps,
-  ModelInference,
-  ModelLogs,
   ModelDirectoryModels,
-  Models,
+  ModelsUseCases,
   ServiceModelsDeployed,
-  ModelWebhooks,
-  AllowPrivateWebhooks,
   WebhookRetryBase
 } from "@podium/domain/models"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
@@ -54,7 +46,7 @@ import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
 import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
-import { BudgetDefaultMaxTokens, CallBudgets, ChatTargets, Inference, TraceExport } from "@podium/domain/inference"
+import { BudgetDefaultMaxTokens, CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
 import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
 import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
 import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
@@ -62,11 +54,10 @@ import { MailerLog } from "@podium/adapters-providers/MailerLog"
 import { MailerSmtp } from "@podium/adapters-providers/MailerSmtp"
 import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
 import { Links } from "@podium/domain/shared"
-import { ApiTokens, Authentication, Identity, Members } from "@podium/domain/access"
-import { HubDatasetCheck, Integrations } from "@podium/domain/integrations"
-import { CaseGenerator, HumanAccess, HumanCases, HumanDocuments, HumanResults } from "@podium/domain/human"
-import { Leaderboards } from "@podium/domain/leaderboards"
-import { AutoSelection } from "@podium/domain/runs"
+import { AccessUseCases } from "@podium/domain/access"
+import { IntegrationsUseCases } from "@podium/domain/integrations"
+import { HumanUseCases } from "@podium/domain/human"
+import { LeaderboardsUseCases } from "@podium/domain/leaderboards"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { connectionTimeouts, createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
@@ -229,46 +220,23 @@ export const layerServices = (config: PodiumConfig) =>
       layerMailer(config),
       layerLinks(config)
     ).pipe(Layer.provideMerge(outbound))
+    // each context's use cases; beneath them what several contexts build on: the models context
+    // answering inference's Service candidates and the leaderboards' ModelDirectory, the leaderboards,
+    // and inference's targets and budgets
     const useCases = Layer.mergeAll(
-      Authentication.layer.pipe(Layer.provide(Identity.layer)),
-      ApiTokens.layer,
-      Members.layer,
-      Integrations.layer,
-      HubDatasetCheck.layer,
-      Layer.mergeAll(
-        Inference.layer,
-        TraceExport.layer,
-        Layer.mergeAll(HumanCases.layer, HumanDocuments.layer, HumanResults.layer).pipe(Layer.provide(HumanAccess.layer)),
-        Datasets.layer,
-        DatasetLabels.layer.pipe(Layer.provide(Labellers.layer)),
-        AutoSelection.layer,
-        Layer.mergeAll(
-          Runs.layer,
-          RunSteps.layer,
-          RunScheduler.layer,
-          DatasetImprovements.layer.pipe(Layer.provide(Labellers.layer))
-        ).pipe(
-          Layer.provide(RunDatasets.layer)
-        ),
-        Layer.mergeAll(
-          FineTunes.layer,
-          FineTuneSteps.layer,
-          FineTuneScheduler.layer,
-          Deployments.layer,
-          ModelLogs.layer,
-          ModelWebhooks.layer
-        ).pipe(
-          Layer.provideMerge(Models.layer),
-          Layer.provide(Layer.mergeAll(BaseModels.layer, RunDatasets.layer))
-        ),
-        ModelInference.layer,
-        CaseGenerator.layer
-      ).pipe(
-        Layer.provide(ServiceModelsDeployed.layer),
-        Layer.provideMerge(Leaderboards.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
-        Layer.provideMerge(ChatTargets.layer),
-        Layer.provideMerge(CallBudgets.layer)
-      )
+      AccessUseCases.layer,
+      IntegrationsUseCases.layer,
+      InferenceUseCases.layer,
+      HumanUseCases.layer,
+      DatasetsUseCases.layer,
+      RunsUseCases.layer,
+      ModelsUseCases.layer
+    ).pipe(
+      Layer.provide(CandidateCalls.layer),
+      Layer.provide(ServiceModelsDeployed.layer),
+      Layer.provideMerge(LeaderboardsUseCases.layer.pipe(Layer.provide(ModelDirectoryModels.layer))),
+      Layer.provideMerge(ChatTargets.layer),
+      Layer.provideMerge(CallBudgets.layer)
     )
     return useCases.pipe(Layer.provideMerge(adapters))
   }))

@@ -2,13 +2,14 @@
  * The Node HTTP server Podium listens with: it answers what Node rejects itself with the contract's
  * error body, holds requests that arrive before the application is ready, and has a front door.
  *
- * Why a front door: the hottest routes (leaderboard and model inference, FastInference; a JSONL
- * trace export page, FastExport) are answered from Node's `request` event, skipping the HttpApi
- * router's per-request work but keeping its contract (test/fast-inference.test.ts and
- * test/fast-export.test.ts compare both transports). BENCHMARKS.md, `npm run bench -- inference` at
- * 100 connections: 974–991 req/s through the router, 1,183–1,509 through the front door (loop µs
- * per request 1,002–1,019 → 659–850); `npm run bench -- export`: 200,000 rows at 0.56–0.59x of
- * COPY's speed through the router, median 0.62x through the front door.
+ * Why a front door: the hottest routes (leaderboard and model inference, FastInference) are
+ * answered from Node's `request` event, skipping the HttpApi router's per-request work but keeping
+ * its contract: each front route is built from its endpoint's own definition and runs the same core,
+ * credential check, error answer and log line as the router (adapters-http's FrontDoor.ts), and
+ * test/front-door-differential.test.ts holds both transports to the same answers. BENCHMARKS.md,
+ * `npm run bench -- inference` at 100 connections: 974–991 req/s through the router, 1,183–1,509
+ * through the front door (loop µs per request 1,002–1,019 → 659–850). A JSONL export page had a front
+ * route too; an alternating run (six pairs) showed no gain beyond the noise, so the router answers it.
  */
 import {
   createServer,

@@ -1,32 +1,37 @@
 import { Effect } from "effect"
-import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import type { Principal } from "@podium/domain/access"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { Inference, type InferenceRequest } from "@podium/domain/inference"
 import { Api } from "../api/Api.ts"
-import { CurrentPrincipal } from "../api/Security.ts"
+import { handlerOf, type Served } from "../EndpointCore.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
-const serve = ({ params, payload }: { readonly params: { readonly leaderboard_id: LeaderboardId }; readonly payload: InferenceRequest }) =>
-  Effect.gen(function*() {
-    const inference = yield* Inference
-    const served = yield* inference.infer(yield* CurrentPrincipal, params.leaderboard_id, payload)
-    return HttpServerResponse.text(served.body, {
+/**
+ * Leaderboard inference's core, for the router and the front door alike (FastInference): the
+ * serving candidate's answer as it came, with the headers naming its trace, the candidate and its
+ * platform.
+ */
+export const leaderboardInference = Effect.map(Effect.service(Inference), (inference) =>
+  (
+    principal: Principal,
+    { params, payload }: { readonly params: { readonly leaderboard_id: LeaderboardId }; readonly payload: InferenceRequest }
+  ) =>
+    mapDomainErrors(Effect.map(inference.infer(principal, params.leaderboard_id, payload), (served): Served => ({
       contentType: "application/json",
+      body: served.body,
       headers: {
         "x-service-trace-id": served.traceId,
         "x-service-leaderboard-model-id": served.candidate.id,
         "x-service-model-source": served.candidate.platform
       }
-    })
-  }).pipe(mapDomainErrors)
+    }))))
 
 export const InferenceHttp = HttpApiBuilder.group(
   Api,
   "inference",
   Effect.fn(function*(handlers) {
-    const inference = yield* Inference
-    const handle = (request: Parameters<typeof serve>[0]) => serve(request).pipe(Effect.provideService(Inference, inference))
+    const handle = handlerOf(yield* leaderboardInference)
     return handlers.handle("infer", handle).handle("chatCompletions", handle)
   })
 )

@@ -1,11 +1,12 @@
 import { DateTime, Effect, Layer } from "effect"
-import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import type { Principal } from "@podium/domain/access"
 import type { InferenceRequest } from "@podium/domain/inference"
 import { Deployments, type InferenceLog, ModelInference, ModelLogs, ModelWebhooks } from "@podium/domain/models"
 import { Links } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
+import { handlerOf, type Served } from "../EndpointCore.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { versionViewOf } from "./ModelsHttp.ts"
 
@@ -23,35 +24,41 @@ const DeploymentsHttp = HttpApiBuilder.group(
   })
 )
 
+/**
+ * Model inference's core, for the router and the front door alike (FastInference), on every alias:
+ * the model's deployed version answers (or the version the path names), with the headers naming
+ * the model, the version, its inference log and its trace.
+ */
+export const modelInference = Effect.map(Effect.service(ModelInference), (inference) =>
+  (
+    principal: Principal,
+    { params, payload }: {
+      readonly params: { readonly model_id: string; readonly version_id?: string | undefined }
+      readonly payload: InferenceRequest
+    }
+  ) =>
+    mapDomainErrors(Effect.map(inference.infer(principal, params.model_id, params.version_id ?? null, payload), (served): Served => ({
+      contentType: "application/json",
+      body: served.body,
+      headers: {
+        "x-service-model-id": served.model_id,
+        "x-service-model-version-id": served.version_id,
+        "x-service-model-message-id": served.message_id,
+        ...(served.trace_id === null ? {} : { "x-service-trace-id": served.trace_id })
+      }
+    }))))
+
 const ModelInferenceHttp = HttpApiBuilder.group(
   Api,
   "modelInference",
   Effect.fn(function*(handlers) {
-    const inference = yield* ModelInference
-    const serve = (modelId: string, versionId: string | null, payload: InferenceRequest) =>
-      Effect.gen(function*() {
-        const served = yield* inference.infer(yield* CurrentPrincipal, modelId, versionId, payload)
-        return HttpServerResponse.text(served.body, {
-          contentType: "application/json",
-          headers: {
-            "x-service-model-id": served.model_id,
-            "x-service-model-version-id": served.version_id,
-            "x-service-model-message-id": served.message_id,
-            ...(served.trace_id === null ? {} : { "x-service-trace-id": served.trace_id })
-          }
-        })
-      }).pipe(mapDomainErrors)
-    const byModel = ({ params, payload }: { readonly params: { readonly model_id: string }; readonly payload: InferenceRequest }) =>
-      serve(params.model_id, null, payload)
-    const byVersion = (
-      { params, payload }: { readonly params: { readonly model_id: string; readonly version_id: string }; readonly payload: InferenceRequest }
-    ) => serve(params.model_id, params.version_id, payload)
+    const handle = handlerOf(yield* modelInference)
     return handlers
-      .handle("infer", byModel)
-      .handle("inferAlias", byModel)
-      .handle("chatCompletions", byModel)
-      .handle("inferVersion", byVersion)
-      .handle("inferVersionAlias", byVersion)
+      .handle("infer", handle)
+      .handle("inferAlias", handle)
+      .handle("chatCompletions", handle)
+      .handle("inferVersion", handle)
+      .handle("inferVersionAlias", handle)
   })
 )
 
