@@ -9,7 +9,7 @@ import {
   TraceWriter,
   UpstreamFailed
 } from "../inference/index.ts"
-import { hotSpan, IdGenerator, type InvalidInput, NotFound, storableText, type WorkspaceId } from "../shared/index.ts"
+import { hotSpan, IdGenerator, type InvalidInput, NotFound, storableText } from "../shared/index.ts"
 import type { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { ModelServing, type ServingModel } from "./ModelServing.ts"
 import { answeredAs, exchangeOf, redact, VersionCaller } from "./VersionCaller.ts"
@@ -54,7 +54,7 @@ export class ModelInference extends Context.Service<ModelInference, {
       const visible = (principal: Principal, model: ServingModel) =>
         principal._tag === "ApiTokenPrincipal"
           ? principal.token.workspace_id === model.workspace_id
-          : principal._tag === "SessionPrincipal" && visibleMembership(principal, model.workspace_id as WorkspaceId) !== undefined
+          : principal._tag === "SessionPrincipal" && visibleMembership(principal, model.workspace_id) !== undefined
 
       const infer = Effect.fnUntraced(function*(
         principal: Principal,
@@ -86,7 +86,7 @@ export class ModelInference extends Context.Service<ModelInference, {
           if (traceId !== null) {
             yield* traces.record({
               id: traceId,
-              workspace_id: model.workspace_id as WorkspaceId,
+              workspace_id: model.workspace_id,
               leaderboard_id: model.leaderboard_ids[0]!,
               leaderboard_model_id: null,
               source: "inference",

@@ -1,6 +1,6 @@
 import { Context, DateTime, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { type ChatCompletion, ChatProvider, ChatProviderFailed, type ChatTarget, ChatTargets, NoActiveDeployment } from "../inference/index.ts"
-import { type ChatMessage, NotFound, type WorkspaceId } from "../shared/index.ts"
+import { type ChatMessage, NotFound } from "../shared/index.ts"
 import { defaultDeployment, type Deployment } from "./Deployment.ts"
 import { versionTarget } from "./Deployments.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
@@ -181,7 +181,7 @@ export class VersionCaller extends Context.Service<VersionCaller, {
           return yield* new NotFound({ resource: "model version", id: versionId })
         }
         if (version === undefined) return yield* new NoActiveDeployment({ model_id: model.id })
-        const { shape, target } = yield* versionTarget(version.artifact, model.workspace_id as WorkspaceId).pipe(Effect.provide(context))
+        const { shape, target } = yield* versionTarget(version.artifact, model.workspace_id).pipe(Effect.provide(context))
         return {
           model,
           version,
