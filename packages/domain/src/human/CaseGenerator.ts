@@ -4,11 +4,10 @@ import type { CaseResponse, Slot } from "./CaseStage.ts"
 import { complete } from "./CaseLifecycle.ts"
 import type { CaseId } from "./HumanEval.ts"
 import { type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
-import { ChatProvider, TraceWriter, ChatTargets, isCallable, ServiceModels } from "../inference/index.ts"
+import { CandidateCalls } from "../inference/index.ts"
 import type { GenerationJob } from "./CaseGeneration.ts"
 import { HumanCaseRepository } from "./HumanCaseRepository.ts"
 import { HumanDocumentRepository } from "./HumanDocumentRepository.ts"
-import { IdGenerator } from "../shared/index.ts"
 
 /** The failure stored when the database refuses a generated answer. */
 const notStored = "the answer could not be stored"
@@ -29,11 +28,7 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
     Effect.gen(function*() {
       const leaderboards = yield* LeaderboardRepository
       const cases = yield* HumanCaseRepository
-      const ids = yield* IdGenerator
-      const provider = yield* ChatProvider
-      const targets = yield* ChatTargets
-      const serviceModels = yield* ServiceModels
-      const traces = yield* TraceWriter
+      const calls = yield* CandidateCalls
       const documents = yield* HumanDocumentRepository
 
       /** The case while this job's claim holds it. */
@@ -47,16 +42,26 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
         const candidate = Option.flatMapNullishOr(serving, (s) => s.candidates.find((x) => x.id === slot.candidate_id))
         const messages = generationMessages(c, yield* documents.texts(c.workspace_id, c.attachments.map((a) => a.id)))
         const started = yield* DateTime.now
-        // a Service candidate is answered by its model's deployed version, failing like any candidate when it cannot
+        // priced and called as every call of a candidate is (CandidateCalls): a Service candidate is
+        // answered by its model's deployed version, failing like any candidate when it cannot
         const result = Option.isNone(serving) || Option.isNone(candidate)
           ? Result.fail({ reason: "the candidate was removed", latency_ms: 0 })
-          : isCallable(candidate.value)
-          ? yield* Effect.result(provider.complete(
-            yield* targets.of(candidate.value, c.workspace_id, serving.value.credentials),
-            { messages }
+          : yield* Effect.result(Effect.flatMap(
+            calls.candidate(candidate.value, c.workspace_id, serving.value.credentials),
+            ({ send }) => send({ messages })
           ))
-          : yield* Effect.result(serviceModels.complete(c.workspace_id, candidate.value.model_id ?? "", { messages }))
-        const traceId = yield* ids.next
+        // `manual`: a call a person asked for (a human-evaluation case), not production traffic
+        const traceId = yield* calls.trace({
+          workspace_id: c.workspace_id,
+          leaderboard_id: c.leaderboard_id,
+          leaderboard_model_id: slot.candidate_id,
+          source: "manual",
+          run_id: null,
+          input: c.input,
+          messages,
+          token_id: null,
+          created_at: started
+        }, result)
         const response: CaseResponse = Result.isSuccess(result)
           ? {
             ...slot,
@@ -80,25 +85,6 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
             trace_id: traceId,
             created_at: started
           }
-        // `manual`: a call a person asked for (a human-evaluation case), not production traffic
-        yield* traces.record({
-          id: traceId,
-          workspace_id: c.workspace_id,
-          leaderboard_id: c.leaderboard_id,
-          leaderboard_model_id: slot.candidate_id,
-          source: "manual",
-          run_id: null,
-          input: c.input,
-          messages,
-          output: response.output,
-          status: response.status === "succeeded" ? "success" : "error",
-          error: response.error,
-          latency_ms: response.latency_ms ?? 0,
-          usage: response.usage === null ? null : { ...response.usage },
-          cost_usd: response.cost_usd,
-          token_id: null,
-          created_at: started
-        })
         // an answer the database refuses fails its own response; the case still completes
         yield* cases.saveResponse(c, response).pipe(
           Effect.catch(() =>

@@ -2,7 +2,7 @@ import { DateTime, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, ServiceModelsEmpty, uuid, workspaceOwner } from "../testing/index.ts"
-import { ChatProvider, ChatProviderFailed, ChatTargets, TraceWriter } from "../inference/index.ts"
+import { CandidateCalls, ChatProvider, ChatProviderFailed, ChatTargets, PriceCatalogue, type Trace, TraceWriter } from "../inference/index.ts"
 import { IntegrationRepository } from "../integrations/index.ts"
 import { type LeaderboardId, LeaderboardRepository, Leaderboards } from "../leaderboards/index.ts"
 import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
@@ -59,18 +59,25 @@ const inlineGeneration = Layer.effect(
     }))
 )
 
-const layer = Layer.mergeAll(
-  HumanCases.layer.pipe(
-    Layer.provide(HumanAccess.layer),
-    Layer.provide(inlineGeneration.pipe(Layer.provide(CaseGenerator.layer), Layer.provide(ChatTargets.layer)))
-  ),
-  Leaderboards.layer
-).pipe(
-  Layer.provideMerge(HumanCaseRepositoryMemory.layer),
-  Layer.provideMerge(LeaderboardRepositoryMemory.layer),
-  Layer.provideMerge(Layer.mergeAll(IdGeneratorInOrder.layer, SecretCipherSealing.layer, ModelDirectoryEmpty.layer, ServiceModelsEmpty.layer, noIntegrations, noDocuments, tracesDropped, fixedAnswers)),
-  Layer.provideMerge(TestClock.layer())
-)
+/** The use cases over these answers, prices and trace writer. */
+const layerWith = (answers: Layer.Layer<ChatProvider>, catalogue: Layer.Layer<PriceCatalogue>, traces: Layer.Layer<TraceWriter>) =>
+  Layer.mergeAll(
+    HumanCases.layer.pipe(
+      Layer.provide(HumanAccess.layer),
+      Layer.provide(inlineGeneration.pipe(
+        Layer.provide(CaseGenerator.layer),
+        Layer.provide(CandidateCalls.layer),
+        Layer.provide(ChatTargets.layer)
+      ))
+    ),
+    Leaderboards.layer
+  ).pipe(
+    Layer.provideMerge(HumanCaseRepositoryMemory.layer),
+    Layer.provideMerge(LeaderboardRepositoryMemory.layer),
+    Layer.provideMerge(Layer.mergeAll(IdGeneratorInOrder.layer, SecretCipherSealing.layer, ModelDirectoryEmpty.layer, ServiceModelsEmpty.layer, noIntegrations, noDocuments, traces, answers, catalogue)),
+    Layer.provideMerge(TestClock.layer())
+  )
+const layer = layerWith(fixedAnswers, Layer.succeed(PriceCatalogue, PriceCatalogue.none), tracesDropped)
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>) => Effect.runPromise(Effect.provide(effect, layer))
 
@@ -241,4 +248,46 @@ describe("HumanCases", () => {
       expect(yield* Effect.flip(cases.create(stranger, leaderboard, { id: uuid(8) as CaseId, input: "x" })))
         .toMatchObject({ _tag: "NotFound" })
     })))
+
+  it("answers are priced as every other call of a candidate: its own prices, else the router's catalogue", async () => {
+    // the provider prices what the upstream reports no cost for at the target's prices, as ChatProviderOpenAi does
+    const pricedAnswers = Layer.succeed(ChatProvider, {
+      complete: (target) =>
+        Effect.succeed({
+          body: "{}",
+          output: "30 days",
+          usage: { prompt_tokens: 1_000, completion_tokens: 500, total_tokens: 1_500 },
+          costUsd: target.inputPricePerMTokens === null || target.outputPricePerMTokens === null
+            ? null
+            : (1_000 * target.inputPricePerMTokens + 500 * target.outputPricePerMTokens) / 1e6,
+          latencyMs: 5
+        })
+    })
+    const catalogue = Layer.succeed(PriceCatalogue, PriceCatalogue.of({
+      routerPrices: (model) => Effect.succeed(model === "vendor/mini" ? { input: 2, output: 8 } : { input: null, output: null })
+    }))
+    const traces: Array<Trace> = []
+    const tracesKept = Layer.succeed(TraceWriter, { record: (trace) => Effect.sync(() => void traces.push(trace)), flush: Effect.void })
+    const generated = await Effect.runPromise(Effect.provide(
+      Effect.gen(function*() {
+        const leaderboards = yield* Leaderboards
+        const { id } = yield* leaderboards.create(owner, { name: "Refunds", dataset_type: "PUSH", eval_type: "human" })
+        yield* leaderboards.addCandidate(owner, id, { name: "mini", model_name: "vendor/mini" })
+        yield* leaderboards.addCandidate(owner, id, { name: "unlisted", model_name: "vendor/unlisted" })
+        yield* leaderboards.addCandidate(owner, id, {
+          name: "own",
+          model_name: "vendor/mini",
+          input_price_per_m_tokens: 1,
+          output_price_per_m_tokens: 1
+        })
+        return yield* generatedCase(id)
+      }),
+      layerWith(pricedAnswers, catalogue, tracesKept)
+    ))
+    const costs = [["mini", 0.006], ["own", 0.0015], ["unlisted", null]]
+    expect(generated.responses.map((r) => [r.candidate_name, r.cost_usd]).toSorted()).toEqual(costs)
+    const names = new Map<string, string>(generated.responses.map((r) => [r.candidate_id, r.candidate_name]))
+    expect(traces.map((t) => [names.get(t.leaderboard_model_id!), t.cost_usd]).toSorted()).toEqual(costs)
+    expect(traces.map((t) => t.source)).toEqual(["manual", "manual", "manual"])
+  })
 })

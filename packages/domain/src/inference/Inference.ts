@@ -6,16 +6,12 @@ import {
   type LeaderboardId,
   Leaderboards,
 } from "../leaderboards/index.ts"
-import { type InvalidInput, type NotFound, hotSpan, IdGenerator } from "../shared/index.ts"
+import { type InvalidInput, type NotFound, hotSpan } from "../shared/index.ts"
 import { NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
-import { type BudgetExceeded, boundCall, chargeOf, type Prices, priceSubject, type Principal } from "../access/index.ts"
+import { type BudgetExceeded, boundCall, chargeOf, priceSubject, type Principal } from "../access/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
-import { type ChatCompletion, ChatProvider, type ChatProviderFailed, type ChatRequest } from "./ChatProvider.ts"
-import { BudgetDefaultMaxTokens, PriceCatalogue } from "./PriceCatalogue.ts"
-import { TraceWriter } from "./TraceWriter.ts"
-import type { Trace } from "./Trace.ts"
-import { ChatTargets, isCallable } from "./ChatTargets.ts"
-import { ServiceModels } from "./ServiceModels.ts"
+import { CandidateCalls } from "./CandidateCalls.ts"
+import { BudgetDefaultMaxTokens } from "./PriceCatalogue.ts"
 import type { InferenceRequest } from "./InferenceRequest.ts"
 import { buildMessages } from "./Prompt.ts"
 
@@ -68,23 +64,8 @@ export class Inference extends Context.Service<Inference, {
     Inference,
     Effect.gen(function*() {
       const leaderboards = yield* Leaderboards
-      const targets = yield* ChatTargets
-      const provider = yield* ChatProvider
-      const serviceModels = yield* ServiceModels
-      const traces = yield* TraceWriter
-      const ids = yield* IdGenerator
-
-      const catalogue = yield* PriceCatalogue
+      const calls = yield* CandidateCalls
       const defaultMaxTokens = yield* BudgetDefaultMaxTokens
-
-      /** The candidate's own prices, else (for router models) the router's catalogue. */
-      const pricesOf = (candidate: Candidate): Effect.Effect<Prices> => {
-        const own = { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens }
-        return (own.input === null || own.output === null) && candidate.platform === "Router" && candidate.model_name !== null
-          ? catalogue.routerPrices(candidate.model_name)
-          : Effect.succeed(own)
-      }
-
       const { reserve, settle } = yield* CallBudgets
 
       const infer = Effect.fnUntraced(function*(
@@ -98,28 +79,21 @@ export class Inference extends Context.Service<Inference, {
         const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
         const candidate = servingCandidate(leaderboard, candidates, ranking_winner)
         if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
-        const prices = yield* pricesOf(candidate)
-        const complete: (request: ChatRequest) => Effect.Effect<ChatCompletion, ChatProviderFailed> = isCallable(candidate)
-          ? yield* Effect.map(
-            targets.of(candidate, leaderboard.workspace_id, credentials),
-            (target) => (request: ChatRequest) =>
-              provider.complete({ ...target, inputPricePerMTokens: prices.input, outputPricePerMTokens: prices.output }, request)
-          )
-          : (request) => serviceModels.complete(leaderboard.workspace_id, candidate.model_id ?? "", request)
+        const { prices, send } = yield* calls.candidate(candidate, leaderboard.workspace_id, credentials)
         const bound = boundCall(prices, prompt.messages, request.max_tokens, defaultMaxTokens)
         // Once the upstream is called the call is paid for: finish it and record its trace even if
         // the client hangs up meanwhile (waiting for the budget can still be given up).
         return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
           const reservation = yield* restore(reserve(principal, bound, priceSubject(`candidate ${candidate.id}`, prices)))
-          const result = yield* Effect.result(complete({
+          const result = yield* Effect.result(send({
             messages: prompt.messages,
             temperature: request.temperature,
             // a budgeted call's output is capped, so its reservation bounds what it costs
             max_tokens: Option.isSome(reservation) ? bound.maxTokens : request.max_tokens
           }))
-          const traceId = yield* ids.next
-          const base = {
-            id: traceId,
+          const created_at = yield* DateTime.now
+          yield* settle(reservation, result._tag === "Success" ? chargeOf(bound, result.success.costUsd) : null)
+          const traceId = yield* calls.trace({
             workspace_id: leaderboard.workspace_id,
             leaderboard_id: leaderboard.id,
             leaderboard_model_id: candidate.id,
@@ -128,38 +102,17 @@ export class Inference extends Context.Service<Inference, {
             input: prompt.input,
             messages: prompt.messages,
             token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
-            created_at: yield* DateTime.now
-          } as const
-          yield* settle(reservation, result._tag === "Success" ? chargeOf(bound, result.success.costUsd) : null)
+            created_at
+          }, result)
           if (result._tag === "Failure") {
-            const failure = result.failure
-            yield* traces.record({
-              ...base,
-              output: null,
-              status: "error",
-              error: failure.reason,
-              latency_ms: failure.latency_ms,
-              usage: null,
-              cost_usd: null
-            } satisfies Trace)
             return yield* new UpstreamFailed({
               candidate_id: candidate.id,
               candidate_name: candidate.name,
-              reason: failure.reason,
+              reason: result.failure.reason,
               trace_id: traceId
             })
           }
-          const completion = result.success
-          yield* traces.record({
-            ...base,
-            output: completion.output,
-            status: "success",
-            error: null,
-            latency_ms: completion.latencyMs,
-            usage: completion.usage === null ? null : { ...completion.usage },
-            cost_usd: completion.costUsd
-          } satisfies Trace)
-          return { body: completion.body, traceId, candidate }
+          return { body: result.success.body, traceId, candidate }
         }))
       }, hotSpan("Inference.infer"))
 

@@ -1,3 +1,4 @@
+export * from "./CandidateCalls.ts"
 export * from "./ChatProvider.ts"
 export * from "./ChatTargets.ts"
 export * from "./Inference.ts"

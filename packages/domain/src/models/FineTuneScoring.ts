@@ -1,8 +1,8 @@
-import { DateTime, Duration, Effect, Option, Result, Schedule } from "effect"
-import { ChatProvider, type ChatTarget, ChatTargets, TraceWriter } from "../inference/index.ts"
+import { Duration, Effect, Option, Result, Schedule } from "effect"
+import { CandidateCalls, type ChatTarget, ChatTargets } from "../inference/index.ts"
 import { type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
 import { exactMatch, judgeModelOf, judgeRequest, parseJudgeReply } from "../runs/index.ts"
-import { type ChatMessage, IdGenerator, storableText, type WorkspaceId } from "../shared/index.ts"
+import type { ChatMessage, WorkspaceId } from "../shared/index.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
@@ -39,10 +39,8 @@ export type Asker = (asked: Asked) => Effect.Effect<Result.Result<string, string
  * leaderboard (exact, or its judge; human leaderboards score exactly here). Built inside the layer.
  */
 export const makeScoring = Effect.gen(function*() {
-  const provider = yield* ChatProvider
+  const candidateCalls = yield* CandidateCalls
   const targets = yield* ChatTargets
-  const traces = yield* TraceWriter
-  const ids = yield* IdGenerator
   const leaderboards = yield* LeaderboardRepository
   const api = yield* FineTuningApi
 
@@ -53,7 +51,7 @@ export const makeScoring = Effect.gen(function*() {
   })
 
   const complete = (calls: Calls, target: ChatTarget, asked: Asked, extra?: { readonly response_format?: unknown }) =>
-    provider.complete(target, { messages: asked.messages, ...extra }).pipe(
+    candidateCalls.target(target)({ messages: asked.messages, ...extra }).pipe(
       Effect.retry({
         schedule: Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittered),
         times: 3,
@@ -61,26 +59,16 @@ export const makeScoring = Effect.gen(function*() {
       }),
       Effect.result,
       Effect.tap((result) =>
-        Effect.gen(function*() {
-          yield* traces.record({
-            id: yield* ids.next,
-            workspace_id: calls.workspace_id,
-            leaderboard_id: asked.leaderboard_id,
-            leaderboard_model_id: null,
-            source: "fine_tune",
-            run_id: calls.run_id,
-            input: storableText(asked.input),
-            messages: asked.messages.map((m) => ({ role: storableText(m.role), content: storableText(m.content) })),
-            output: Result.isSuccess(result) && result.success.output !== null ? storableText(result.success.output) : null,
-            status: Result.isSuccess(result) ? "success" : "error",
-            error: Result.isFailure(result) ? storableText(result.failure.reason) : null,
-            latency_ms: Result.isSuccess(result) ? result.success.latencyMs : result.failure.latency_ms,
-            usage: Result.isSuccess(result) && result.success.usage !== null ? { ...result.success.usage } : null,
-            cost_usd: Result.isSuccess(result) ? result.success.costUsd : null,
-            token_id: null,
-            created_at: yield* DateTime.now
-          })
-        })
+        candidateCalls.trace({
+          workspace_id: calls.workspace_id,
+          leaderboard_id: asked.leaderboard_id,
+          leaderboard_model_id: null,
+          source: "fine_tune",
+          run_id: calls.run_id,
+          input: asked.input,
+          messages: asked.messages,
+          token_id: null
+        }, result)
       )
     )
 

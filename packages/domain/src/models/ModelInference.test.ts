@@ -4,6 +4,7 @@ import type { Labellers } from "../datasets/index.ts"
 import type { CaseGenerator } from "../human/index.ts"
 import {
   CallBudgets,
+  type CandidateCalls,
   type ChatRequest,
   ChatProvider,
   ChatProviderFailed,
@@ -332,10 +333,11 @@ describe("ModelDirectoryModels", () => {
 describe("ServiceModels and ModelDirectory", () => {
   it("are needed by the use cases that call them, so they cannot be left unwired", () => {
     expectTypeOf<ModelDirectory>().toExtend<Layer.Services<typeof Leaderboards.layer>>()
-    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Inference.layer>>()
-    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof CaseGenerator.layer>>()
+    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof CandidateCalls.layer>>()
+    expectTypeOf<CandidateCalls>().toExtend<Layer.Services<typeof Inference.layer>>()
+    expectTypeOf<CandidateCalls>().toExtend<Layer.Services<typeof CaseGenerator.layer>>()
     expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof Labellers.layer>>()
-    expectTypeOf<ServiceModels>().toExtend<Layer.Services<typeof RunSteps.layer>>()
+    expectTypeOf<CandidateCalls>().toExtend<Layer.Services<typeof RunSteps.layer>>()
     const exists = Effect.gen(function*() {
       const directory = yield* ModelDirectory
       return yield* directory.exists(workspace, uuid(10))

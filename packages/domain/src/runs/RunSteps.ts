@@ -1,19 +1,16 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Schedule, Semaphore } from "effect"
 import {
   buildMessages,
+  CandidateCalls,
   type ChatCompletion,
-  ChatProvider,
   type ChatProviderFailed,
   type ChatTarget,
   type ChatRequest,
   ChatTargets,
-  isCallable,
-  PriceCatalogue,
-  ServiceModels,
-  TraceWriter
+  type Send
 } from "../inference/index.ts"
 import { type Candidate, type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
-import { IdGenerator, storableText } from "../shared/index.ts"
+import { storableText } from "../shared/index.ts"
 import { rank, winnerOf } from "./Ranking.ts"
 import { type Cell, inputKey, type Run, type RunDataset, type RunRow } from "./Run.ts"
 import { DatasetUnavailable } from "./RunDatasetSource.ts"
@@ -66,11 +63,7 @@ export class RunSteps extends Context.Service<RunSteps, {
       const datasetRows = yield* RunDatasets
       const improvements = yield* ImprovementRepository
       const targets = yield* ChatTargets
-      const provider = yield* ChatProvider
-      const serviceModels = yield* ServiceModels
-      const catalogue = yield* PriceCatalogue
-      const traces = yield* TraceWriter
-      const ids = yield* IdGenerator
+      const calls = yield* CandidateCalls
 
       const judgeOf = (leaderboard: Leaderboard) => judgeModelOf(leaderboard.challenge)
 
@@ -132,27 +125,13 @@ export class RunSteps extends Context.Service<RunSteps, {
       })
 
       /**
-       * How the candidate is asked: over chat completions at its own prices, else (for router models)
-       * the router's catalogue; a Service candidate by its model's deployed version.
+       * How the candidate is asked (CandidateCalls): over chat completions at its own prices, else
+       * (for router models) the router's catalogue; a Service candidate by its model's deployed version.
        */
-      const askerOf = Effect.fnUntraced(function*(candidate: Candidate, leaderboard: Leaderboard, credentials: ReadonlyMap<string, string>) {
-        if (!isCallable(candidate)) {
-          const modelId = candidate.model_id ?? ""
-          return (request: ChatRequest) => serviceModels.complete(leaderboard.workspace_id, modelId, request)
-        }
-        const own = { input: candidate.input_price_per_m_tokens, output: candidate.output_price_per_m_tokens }
-        const prices = (own.input === null || own.output === null) && candidate.platform === "Router" && candidate.model_name !== null
-          ? yield* catalogue.routerPrices(candidate.model_name)
-          : own
-        const target: ChatTarget = {
-          ...yield* targets.of(candidate, leaderboard.workspace_id, credentials),
-          inputPricePerMTokens: prices.input,
-          outputPricePerMTokens: prices.output
-        }
-        return (request: ChatRequest) => provider.complete(target, request)
-      })
+      const askerOf = (candidate: Candidate, leaderboard: Leaderboard, credentials: ReadonlyMap<string, string>) =>
+        Effect.map(calls.candidate(candidate, leaderboard.workspace_id, credentials), (call) => call.send)
 
-      const complete = (send: (request: ChatRequest) => Effect.Effect<ChatCompletion, ChatProviderFailed>, request: ChatRequest) =>
+      const complete = (send: Send, request: ChatRequest) =>
         send(request).pipe(
           Effect.retry({ schedule: backoff, times: runAttempts - 1, while: retryable }),
           Effect.result
@@ -192,26 +171,16 @@ export class RunSteps extends Context.Service<RunSteps, {
         const concurrency = yield* RunConcurrency
 
         const trace = (row: RunRow, who: string | null, messages: ReadonlyArray<{ role: string; content: string }>, result: Answer) =>
-          Effect.gen(function*() {
-            yield* traces.record({
-              id: yield* ids.next,
-              workspace_id: leaderboard.workspace_id,
-              leaderboard_id: leaderboard.id,
-              leaderboard_model_id: who,
-              source: "run",
-              run_id: runId,
-              input: storableText(row.input),
-              messages: messages.map((m) => ({ role: storableText(m.role), content: storableText(m.content) })),
-              output: Result.isSuccess(result) && result.success.output !== null ? storableText(result.success.output) : null,
-              status: Result.isSuccess(result) ? "success" : "error",
-              error: Result.isFailure(result) ? storableText(result.failure.reason) : null,
-              latency_ms: Result.isSuccess(result) ? result.success.latencyMs : result.failure.latency_ms,
-              usage: Result.isSuccess(result) && result.success.usage !== null ? { ...result.success.usage } : null,
-              cost_usd: Result.isSuccess(result) ? result.success.costUsd : null,
-              token_id: null,
-              created_at: yield* DateTime.now
-            })
-          })
+          calls.trace({
+            workspace_id: leaderboard.workspace_id,
+            leaderboard_id: leaderboard.id,
+            leaderboard_model_id: who,
+            source: "run",
+            run_id: runId,
+            input: row.input,
+            messages,
+            token_id: null
+          }, result)
 
         const askRow = (row: RunRow) =>
           Effect.gen(function*() {
@@ -240,7 +209,7 @@ export class RunSteps extends Context.Service<RunSteps, {
             }
             if (Option.isNone(judge)) return yield* save({ ...answered, verdict: null, reason: null, error: "judge: the leaderboard has no judge" })
             const ask = judgeRequest({ question: row.input, reference: row.reference, answer: output })
-            const judged = yield* complete((request) => provider.complete(judge.value, request), {
+            const judged = yield* complete(calls.target(judge.value), {
               messages: ask.messages,
               response_format: ask.response_format
             })

@@ -1,0 +1,322 @@
+import { DateTime, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { describe, expect, it } from "vitest"
+import { ApiToken, type Principal as PrincipalType, Principal } from "../access/index.ts"
+import { BudgetLedgerMemory } from "../access/memory.ts"
+import { IntegrationRepository } from "../integrations/index.ts"
+import {
+  Candidate,
+  CandidateId,
+  LeaderboardId,
+  LeaderboardRepository,
+  Leaderboards,
+  ModelDirectory
+} from "../leaderboards/index.ts"
+import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
+import type { TokenId, WorkspaceId } from "../shared/index.ts"
+import { IdGeneratorInOrder, SecretCipherSealing, ServiceModelsEmpty, uuid, workspaceOwner } from "../testing/index.ts"
+import { CallBudgets } from "./CallBudgets.ts"
+import { CandidateCalls } from "./CandidateCalls.ts"
+import { ChatProvider, ChatProviderFailed, type ChatRequest, type ChatTarget } from "./ChatProvider.ts"
+import { ChatTargets } from "./ChatTargets.ts"
+import { Inference, servingCandidate } from "./Inference.ts"
+import type { InferenceRequest } from "./InferenceRequest.ts"
+import { PriceCatalogue } from "./PriceCatalogue.ts"
+import type { Trace } from "./Trace.ts"
+import { TraceWriter } from "./TraceWriter.ts"
+
+// Inference.infer over the memory repositories and the real CandidateCalls, ChatTargets and
+// CallBudgets (on the memory budget ledger). The ports around it are fakes that keep what they are
+// given: an upstream that answers every candidate but "down" (it prices what it reports no cost for
+// at the target's prices, as ChatProviderOpenAi does), a router catalogue that lists vendor/cheap,
+// a trace writer that keeps the traces; every model exists, none is deployed (ServiceModelsEmpty).
+
+const owner = workspaceOwner(1)
+const stranger = workspaceOwner(2)
+const workspace = uuid(1) as WorkspaceId
+const now = "2026-11-22T10:00:00.000Z"
+
+/** An API token of `owner`'s workspace, with this budget (USD a day). */
+const token = (budget_limit: number | null) =>
+  Principal.ApiTokenPrincipal({
+    token: new ApiToken({
+      id: uuid(50) as TokenId,
+      workspace_id: workspace,
+      name: "production",
+      display_prefix: "pod_abcd",
+      scopes: ["leaderboards:inference"],
+      expires_at: null,
+      budget_limit,
+      budget_reset_interval: budget_limit === null ? null : "daily",
+      created_by: null,
+      created_at: DateTime.makeUnsafe(0),
+      last_used_at: null,
+      revoked_at: null
+    })
+  })
+
+const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 }
+const bodyOf = (name: string) => JSON.stringify({ choices: [{ message: { role: "assistant", content: `${name} says hi` } }], usage })
+
+/** A fresh world: the use case, what the upstream was asked and the traces written. */
+const world = () => {
+  const asked: Array<{ readonly target: ChatTarget; readonly request: ChatRequest }> = []
+  const traces: Array<Trace> = []
+  const upstream = ChatProvider.of({
+    complete: (target, request) =>
+      Effect.suspend(() => {
+        asked.push({ target, request })
+        if (target.candidateName === "down") {
+          return Effect.fail(new ChatProviderFailed({
+            candidate_id: target.candidateId,
+            candidate_name: target.candidateName,
+            reason: "vendor/down answered 503",
+            upstream_status: 503,
+            latency_ms: 12
+          }))
+        }
+        const { inputPricePerMTokens: input, outputPricePerMTokens: output } = target
+        return Effect.succeed({
+          body: bodyOf(target.candidateName),
+          output: `${target.candidateName} says hi`,
+          usage,
+          costUsd: input === null || output === null ? null : (usage.prompt_tokens * input + usage.completion_tokens * output) / 1e6,
+          latencyMs: 40
+        })
+      })
+  })
+  const catalogue = PriceCatalogue.of({
+    routerPrices: (model) => Effect.succeed(model === "vendor/cheap" ? { input: 1, output: 2 } : { input: null, output: null })
+  })
+  const ports = Layer.mergeAll(
+    Layer.succeed(ChatProvider, upstream),
+    Layer.succeed(PriceCatalogue, catalogue),
+    Layer.succeed(TraceWriter, TraceWriter.of({ record: (trace) => Effect.sync(() => void traces.push(trace)), flush: Effect.void })),
+    Layer.succeed(IntegrationRepository, IntegrationRepository.of({ save: () => Effect.void, find: () => Effect.succeedNone })),
+    Layer.succeed(ModelDirectory, ModelDirectory.of({ exists: () => Effect.succeed(true) })),
+    ServiceModelsEmpty.layer,
+    IdGeneratorInOrder.layer,
+    SecretCipherSealing.layer,
+    LeaderboardRepositoryMemory.layer,
+    BudgetLedgerMemory.layer
+  )
+  const layer = Inference.layer.pipe(
+    Layer.provide(CandidateCalls.layer),
+    Layer.provide(Layer.mergeAll(ChatTargets.layer, CallBudgets.layer)),
+    Layer.provideMerge(Leaderboards.layer),
+    Layer.provideMerge(ports),
+    Layer.provideMerge(TestClock.layer())
+  )
+  const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>) =>
+    Effect.runPromise(Effect.provide(
+      Effect.andThen(TestClock.setTime(Date.parse(now)), effect),
+      layer
+    ))
+  return { asked, traces, run }
+}
+
+/** A leaderboard of `owner`, with its candidates (Router unless said otherwise). */
+const leaderboardWith = (...candidates: ReadonlyArray<{ readonly name: string; readonly model_name?: string; readonly platform?: "Service"; readonly model_id?: string }>) =>
+  Effect.gen(function*() {
+    const leaderboards = yield* Leaderboards
+    const { id } = yield* leaderboards.create(owner, { name: "Support", dataset_type: "PUSH", system_prompt: "Be brief." })
+    const added = yield* leaderboards.addCandidates(
+      owner,
+      id,
+      candidates.map((c) => c.platform === "Service" ? c : { ...c, model_name: c.model_name ?? `vendor/${c.name}` })
+    )
+    return { id, candidates: added }
+  })
+
+const infer = (principal: PrincipalType, id: LeaderboardId, request: InferenceRequest) =>
+  Effect.flatMap(Inference, (inference) => inference.infer(principal, id, request))
+
+describe("Inference.infer", () => {
+  it("answers with the upstream's body, naming the serving candidate and the trace that records the call", async () => {
+    const { asked, run, traces } = world()
+    const { candidate, served } = await run(Effect.gen(function*() {
+      const { candidates: [candidate], id } = yield* leaderboardWith({ name: "cheap" })
+      return { candidate: candidate!, served: yield* infer(token(null), id, { input: "Hello", temperature: 0.2 }) }
+    }))
+    // the body as it arrived, and what the headers name: the trace, the candidate and its platform
+    expect(served).toEqual({ body: bodyOf("cheap"), traceId: traces[0]!.id, candidate })
+    expect(served.candidate.platform).toBe("Router")
+    const messages = [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }]
+    // a router model without prices of its own is called at the router catalogue's
+    expect(asked).toEqual([{
+      target: expect.objectContaining({
+        candidateId: candidate.id,
+        platform: "Router",
+        modelName: "vendor/cheap",
+        inputPricePerMTokens: 1,
+        outputPricePerMTokens: 2
+      }),
+      request: { messages, temperature: 0.2, max_tokens: undefined }
+    }])
+    expect(traces).toEqual([{
+      id: served.traceId,
+      workspace_id: workspace,
+      leaderboard_id: candidate.leaderboard_id,
+      leaderboard_model_id: candidate.id,
+      source: "inference",
+      run_id: null,
+      input: "Hello",
+      messages,
+      output: "cheap says hi",
+      status: "success",
+      error: null,
+      latency_ms: 40,
+      usage,
+      cost_usd: (100 * 1 + 20 * 2) / 1e6,
+      token_id: uuid(50),
+      created_at: DateTime.makeUnsafe(now)
+    }])
+  })
+
+  it("a session's call is traced without a token; a budgeted token's call is capped at the default max_tokens", async () => {
+    const { asked, run, traces } = world()
+    await run(Effect.gen(function*() {
+      const { id } = yield* leaderboardWith({ name: "cheap" })
+      yield* infer(owner, id, { messages: [{ role: "user", content: "Hi" }] })
+      yield* infer(token(1), id, { prompt: "Hi" })
+      yield* infer(token(1), id, { prompt: "Hi", max_tokens: 50 })
+    }))
+    expect(traces.map((t) => t.token_id)).toEqual([null, uuid(50), uuid(50)])
+    expect(asked.map((a) => a.request.max_tokens)).toEqual([undefined, 4096, 50])
+  })
+
+  it("a token whose budget is spent is refused before the upstream is called, and the refusal leaves no trace", async () => {
+    const { asked, run, traces } = world()
+    const refused = await run(Effect.gen(function*() {
+      const { id } = yield* leaderboardWith({ name: "cheap" })
+      // the first call fits in $0.0001 and costs $0.00014: the budget is spent
+      yield* infer(token(0.0001), id, { input: "Hello" })
+      return yield* Effect.flip(infer(token(0.0001), id, { input: "Hello" }))
+    }))
+    expect(refused).toMatchObject({
+      _tag: "BudgetExceeded",
+      token_id: uuid(50),
+      budget_limit: 0.0001,
+      spent_usd: 0.00014,
+      retry_after_seconds: 14 * 3600
+    })
+    expect(asked).toHaveLength(1)
+    expect(traces).toHaveLength(1)
+  })
+
+  it("serves the manual choice, else the ranking's winner, else the chosen candidate, else the only one; else 409 no_serving_model", async () => {
+    const { asked, run } = world()
+    const served = await run(Effect.gen(function*() {
+      const leaderboards = yield* Leaderboards
+      const repository = yield* LeaderboardRepository
+      const { candidates: [a, b], id } = yield* leaderboardWith({ name: "a" }, { name: "b" })
+      const servedBy = Effect.map(infer(owner, id, { input: "Hello" }), (s) => s.candidate.name)
+      const none = yield* Effect.flip(infer(owner, id, { input: "Hello" }))
+      const untried = asked.length
+      yield* leaderboards.update(owner, id, { chosen_leaderboard_model_id: a!.id, extra: {} })
+      const chosen = yield* servedBy
+      yield* repository.setRankingWinner(id, b!.id)
+      const winner = yield* servedBy
+      yield* leaderboards.update(owner, id, { chosen_model_strategy: "manual", extra: {} })
+      const manual = yield* servedBy
+      return { none, untried, chosen, winner, manual }
+    }))
+    expect(served).toEqual({
+      none: expect.objectContaining({ _tag: "NoServingModel" }),
+      untried: 0,
+      chosen: "a",
+      winner: "b",
+      manual: "a"
+    })
+  })
+
+  it("servingCandidate: a winner that is no longer a candidate gives way to the chosen one; a manual choice of none serves none", () => {
+    const candidate = (n: number) =>
+      new Candidate({
+        id: CandidateId.make(uuid(n)),
+        leaderboard_id: LeaderboardId.make(uuid(9)),
+        name: `c${n}`,
+        platform: "Router",
+        model_name: `vendor/c${n}`,
+        model_url: null,
+        url: null,
+        model_id: null,
+        auth_type: "bearer",
+        auth_header_name: null,
+        has_token: false,
+        input_price_per_m_tokens: null,
+        output_price_per_m_tokens: null,
+        created_at: DateTime.makeUnsafe(0)
+      })
+    const [a, b] = [candidate(1), candidate(2)]
+    const pick = (strategy: "manual" | "ranking_winner", chosen: Candidate | null, candidates: ReadonlyArray<Candidate>, winner: string | null) =>
+      servingCandidate({ chosen_model_strategy: strategy, chosen_leaderboard_model_id: chosen?.id ?? null }, candidates, winner)?.name
+    expect(pick("ranking_winner", null, [a], null)).toBe("c1")
+    expect(pick("ranking_winner", null, [a, b], null)).toBeUndefined()
+    expect(pick("ranking_winner", a, [a, b], uuid(3))).toBe("c1")
+    expect(pick("ranking_winner", null, [a, b], uuid(3))).toBeUndefined()
+    expect(pick("manual", null, [a], a.id)).toBeUndefined()
+    expect(pick("manual", b, [a], a.id)).toBeUndefined()
+  })
+
+  it("an upstream failure is 502 upstream_failed, naming the candidate and the trace of the failed call", async () => {
+    const { run, traces } = world()
+    const { candidate, failure } = await run(Effect.gen(function*() {
+      const { candidates: [candidate], id } = yield* leaderboardWith({ name: "down" })
+      return { candidate: candidate!, failure: yield* Effect.flip(infer(token(null), id, { input: "Hello" })) }
+    }))
+    expect(failure).toMatchObject({
+      _tag: "UpstreamFailed",
+      candidate_id: candidate.id,
+      candidate_name: "down",
+      reason: "vendor/down answered 503",
+      trace_id: traces[0]!.id
+    })
+    expect(traces).toEqual([expect.objectContaining({
+      leaderboard_model_id: candidate.id,
+      source: "inference",
+      status: "error",
+      error: "vendor/down answered 503",
+      output: null,
+      latency_ms: 12,
+      usage: null,
+      cost_usd: null,
+      token_id: uuid(50)
+    })])
+  })
+
+  it("a Service candidate is answered by its model (ServiceModels), failing as an upstream does when the model cannot answer", async () => {
+    const { asked, run, traces } = world()
+    const failure = await run(Effect.gen(function*() {
+      const { id } = yield* leaderboardWith({ name: "tuned", platform: "Service", model_id: uuid(70) })
+      return yield* Effect.flip(infer(owner, id, { input: "Hello" }))
+    }))
+    expect(failure).toMatchObject({ _tag: "UpstreamFailed", candidate_name: "tuned", reason: "model not found" })
+    expect(asked).toEqual([])
+    expect(traces).toEqual([expect.objectContaining({ status: "error", error: "model not found", latency_ms: 0 })])
+  })
+
+  it("refuses streaming, input that is not one conversation, an archived leaderboard and another workspace's, before any call", async () => {
+    const { asked, run, traces } = world()
+    const refusals = await run(Effect.gen(function*() {
+      const { id } = yield* leaderboardWith({ name: "cheap" })
+      const refused = (principal: PrincipalType, request: InferenceRequest) => Effect.flip(infer(principal, id, request))
+      const streaming = yield* refused(owner, { input: "Hello", stream: true })
+      const nothing = yield* refused(owner, {})
+      const twice = yield* refused(owner, { input: "Hello", prompt: "Hello" })
+      const elsewhere = yield* refused(stranger, { input: "Hello" })
+      yield* (yield* Leaderboards).update(owner, id, { status: "archived", extra: {} })
+      const archived = yield* refused(owner, { input: "Hello" })
+      return { streaming, nothing, twice, elsewhere, archived }
+    }))
+    expect(refusals).toEqual({
+      streaming: expect.objectContaining({ _tag: "StreamingUnsupported" }),
+      nothing: expect.objectContaining({ _tag: "InvalidInput", path: ["messages"] }),
+      twice: expect.objectContaining({ _tag: "InvalidInput", path: ["prompt"] }),
+      elsewhere: expect.objectContaining({ _tag: "NotFound", resource: "leaderboard" }),
+      archived: expect.objectContaining({ _tag: "LeaderboardArchived" })
+    })
+    expect(asked).toEqual([])
+    expect(traces).toEqual([])
+  })
+})
