@@ -104,7 +104,7 @@ const aDataset = (rows: number): TrainingDataset => ({
 })
 
 /** Every fourth example is held out. */
-const examplesOf = (count: number, leaderboard_id = uuid()): Array<TrainingExample> =>
+const examplesOf = (count: number, leaderboard_id = LeaderboardId.make(uuid())): Array<TrainingExample> =>
   Array.from({ length: count }, (_, index) => ({
     index,
     split: index % 4 === 3 ? "held_out" : "training",
@@ -415,7 +415,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           const example: TrainingExample = {
             index: 0,
             split: "training",
-            leaderboard_id: uuid(),
+            leaderboard_id: LeaderboardId.make(uuid()),
             input: "a\u0000b",
             reference: "r\ud800",
             messages: [{ role: "user", content: "m\u0000\udc00" }]

@@ -8,6 +8,7 @@ import {
   ModelVersion,
   type TrainingExample
 } from "@podium/domain/models"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { storableJson, storableText } from "@podium/domain/shared"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
@@ -108,7 +109,7 @@ const layer = Layer.effect(
           return true
         })).pipe(Effect.orDie),
       examples: (runId, split) =>
-        sql<{ idx: number; leaderboard_id: string; input: string; reference: string; messages: TrainingExample["messages"] }>`
+        sql<{ idx: number; leaderboard_id: LeaderboardId; input: string; reference: string; messages: TrainingExample["messages"] }>`
           SELECT idx, leaderboard_id::text AS leaderboard_id, input, reference, messages FROM fine_tune_examples
           WHERE run_id = ${runId} AND split = ${split} ORDER BY idx`.pipe(
           Effect.map((rows) => rows.map(({ idx, ...row }): TrainingExample => ({ index: idx, split, ...row }))),

@@ -2,8 +2,7 @@ import { Context, DateTime, Effect, Layer, Option, Result } from "effect"
 import { generationMessages, type HumanCase } from "./HumanCase.ts"
 import type { CaseResponse, Slot } from "./CaseStage.ts"
 import { complete } from "./CaseLifecycle.ts"
-import type { CaseId } from "./HumanEval.ts"
-import { type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
+import { LeaderboardRepository } from "../leaderboards/index.ts"
 import { CandidateCalls } from "../inference/index.ts"
 import type { GenerationJob } from "./CaseGeneration.ts"
 import { HumanCaseRepository } from "./HumanCaseRepository.ts"
@@ -33,7 +32,7 @@ export class CaseGenerator extends Context.Service<CaseGenerator, {
 
       /** The case while this job's claim holds it. */
       const claimed = Effect.fnUntraced(function*(job: GenerationJob) {
-        const found = yield* cases.find(job.leaderboard_id as LeaderboardId, job.case_id as CaseId)
+        const found = yield* cases.find(job.leaderboard_id, job.case_id)
         return Option.filter(found, (c): c is HumanCase => c.stage._tag === "Generating" && c.stage.claim_id === job.claim_id)
       })
 

@@ -1,4 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { LeaderboardId } from "../leaderboards/index.ts"
 import type { ChatMessage } from "../shared/index.ts"
 import type { FineTuneEvent, FineTuneRun, FineTuneStatus, Gate, RemoteJobRef, TrainingDataset } from "./FineTuneRun.ts"
 import type { FineTuneInProgress } from "./ModelErrors.ts"
@@ -54,7 +55,7 @@ export class FineTuneRepository extends Context.Service<FineTuneRepository, {
 export interface TrainingExample {
   readonly index: number
   readonly split: "training" | "held_out"
-  readonly leaderboard_id: string
+  readonly leaderboard_id: LeaderboardId
   readonly input: string
   readonly reference: string
   readonly messages: ReadonlyArray<ChatMessage>

@@ -46,7 +46,7 @@ export const makeScoring = Effect.gen(function*() {
 
   const callsOf = (run: FineTuneRun): Calls => ({
     run_id: run.id,
-    workspace_id: run.workspace_id as WorkspaceId,
+    workspace_id: run.workspace_id,
     leaderboards: new Map()
   })
 
@@ -72,10 +72,10 @@ export const makeScoring = Effect.gen(function*() {
       )
     )
 
-  const leaderboardOf = (calls: Calls, id: string) =>
+  const leaderboardOf = (calls: Calls, id: LeaderboardId) =>
     calls.leaderboards.has(id)
       ? Effect.succeed(calls.leaderboards.get(id)!)
-      : Effect.tap(leaderboards.find(id as LeaderboardId), (found) => Effect.sync(() => calls.leaderboards.set(id, found)))
+      : Effect.tap(leaderboards.find(id), (found) => Effect.sync(() => calls.leaderboards.set(id, found)))
 
   const correct = Effect.fnUntraced(function*(calls: Calls, example: TrainingExample, output: string) {
     const leaderboard = yield* leaderboardOf(calls, example.leaderboard_id)

@@ -1,8 +1,12 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { LeaderboardId } from "../leaderboards/index.ts"
+import { uuid } from "../testing/index.ts"
 import { chatJsonl, demonstrationSets, examplesOf, holdOut, type LearnableRow, selectRows } from "./TrainingData.ts"
 
-const rowsOf = (n: number, leaderboard = "lb"): Array<LearnableRow> =>
+const [lb, boardA, boardB] = [1, 2, 3].map((n) => LeaderboardId.make(uuid(n)))
+
+const rowsOf = (n: number, leaderboard = lb!): Array<LearnableRow> =>
   Array.from({ length: n }, (_, i) => ({
     leaderboard_id: leaderboard,
     input: `q${i}`,
@@ -20,8 +24,8 @@ describe("selectRows", () => {
   it("LAST_N takes the newest rows, in their order", () => {
     expect(selectRows(rowsOf(10), { algorithm: "LAST_N", limit: 3, seed: "s" }).map((r) => r.input)).toEqual(["q7", "q8", "q9"])
     // two leaderboards compare by recency, not by position
-    const mixed = [...rowsOf(4, "a"), ...rowsOf(2, "b")]
-    expect(selectRows(mixed, { algorithm: "LAST_N", limit: 2, seed: "s" }).map((r) => `${r.leaderboard_id}${r.input}`)).toEqual(["aq3", "bq1"])
+    const mixed = [...rowsOf(4, boardA), ...rowsOf(2, boardB)]
+    expect(selectRows(mixed, { algorithm: "LAST_N", limit: 2, seed: "s" }).map((r) => [r.leaderboard_id, r.input])).toEqual([[boardA, "q3"], [boardB, "q1"]])
   })
 
   it("LAST_N takes earlier rows first among rows of equal recency", () => {
@@ -88,9 +92,9 @@ describe("examplesOf", () => {
   it("numbers training rows first, then held-out rows, each with its row's fields", () => {
     const [a, b, c] = rowsOf(3)
     expect(examplesOf({ training: [c!, a!], held_out: [b!] })).toEqual([
-      { index: 0, split: "training", leaderboard_id: "lb", input: "q2", reference: "a2", messages: c!.messages },
-      { index: 1, split: "training", leaderboard_id: "lb", input: "q0", reference: "a0", messages: a!.messages },
-      { index: 2, split: "held_out", leaderboard_id: "lb", input: "q1", reference: "a1", messages: b!.messages }
+      { index: 0, split: "training", leaderboard_id: lb, input: "q2", reference: "a2", messages: c!.messages },
+      { index: 1, split: "training", leaderboard_id: lb, input: "q0", reference: "a0", messages: a!.messages },
+      { index: 2, split: "held_out", leaderboard_id: lb, input: "q1", reference: "a1", messages: b!.messages }
     ])
   })
 })

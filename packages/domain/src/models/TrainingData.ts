@@ -1,3 +1,4 @@
+import type { LeaderboardId } from "../leaderboards/index.ts"
 import type { ChatMessage } from "../shared/index.ts"
 import { seededRandom } from "../runs/index.ts"
 import type { SelectionAlgorithm } from "./Model.ts"
@@ -5,7 +6,7 @@ import type { TrainingExample } from "./FineTuneRepository.ts"
 
 /** A consolidated row a model can learn from: the prompt as its leaderboard asks it, and the reference. */
 export interface LearnableRow {
-  readonly leaderboard_id: string
+  readonly leaderboard_id: LeaderboardId
   readonly input: string
   readonly reference: string
   readonly messages: ReadonlyArray<ChatMessage>
