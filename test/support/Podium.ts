@@ -5,7 +5,8 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { layerLogging, makeApp } from "@podium/server/App"
+import { makeApp } from "@podium/server/App"
+import { layerLogging } from "@podium/server/Logging"
 import { loadConfig, type PodiumConfig } from "@podium/server/Config"
 
 /**

@@ -1,11 +1,8 @@
 import { NodeCrypto, NodeHttpServer } from "@effect/platform-node"
-import { SqlClient } from "effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Duration, Effect, Layer, Logger, Option, Redacted, References, Tracer } from "effect"
+import { Duration, Effect, Layer, Option, References, Tracer } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiScalar } from "effect/http-api"
-import { resolve } from "node:path"
 import { Oidc } from "./Oidc.ts"
 import { layerWebApp, webAppPaths } from "./WebApp.ts"
 import { Api } from "@podium/adapters-http/api/Api"
@@ -39,9 +36,7 @@ import {
 } from "@podium/domain/models"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
-import { EmbeddedPostgres } from "@podium/adapters-pg/EmbeddedPostgres"
 import { IdGeneratorUuidV7 } from "@podium/adapters-node/IdGeneratorUuidV7"
-import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
 import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
@@ -59,6 +54,7 @@ import { IntegrationsUseCases } from "@podium/domain/integrations"
 import { HumanUseCases } from "@podium/domain/human"
 import { LeaderboardsUseCases } from "@podium/domain/leaderboards"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
+import { layerDatabase } from "./Database.ts"
 import { connectionTimeouts, createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
@@ -72,52 +68,6 @@ import {
   layerFineTuneWorkflow
 } from "./FineTuneExecution.ts"
 import { resolveSecrets } from "./LocalState.ts"
-
-/** A layer whose failure (not an interruption) is replaced by `f` of it. */
-const mapLayerError = <E2>(f: (error: unknown) => E2) => <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E2, R> =>
-  Layer.catchCause(layer, (cause) =>
-    Layer.effectContext<A, E2, never>(Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(f(Cause.squash(cause)))))
-
-/** What went wrong with the database, naming the setting to fix and never the password. */
-const databaseFailure = (config: PodiumConfig) => (error: unknown) => {
-  // the innermost cause says it best ("connect ECONNREFUSED 127.0.0.1:5432", "password authentication failed")
-  let reason = error instanceof Error ? error.message : String(error)
-  for (let inner: unknown = error; inner instanceof Error; inner = inner.cause) if (inner.message !== "") reason = inner.message
-  return Option.match(config.databaseUrl, {
-    onNone: () => new Error(`the embedded PostgreSQL in DATA_DIR (${resolve(config.dataDir)}): ${reason}`),
-    onSome: (url) => {
-      let shown = "a value that is not a postgres:// URL"
-      try {
-        const parsed = new URL(Redacted.value(url))
-        parsed.password = ""
-        shown = parsed.toString()
-      } catch {}
-      return new Error(`DATABASE_URL (${shown}): ${reason}`)
-    }
-  })
-}
-
-/** A client for the configured PostgreSQL, or for an embedded one kept in DATA_DIR. */
-export const layerDatabaseClient = (config: PodiumConfig) =>
-  Option.match(config.databaseUrl, {
-    onSome: (url) => PgClient.layer({ url }),
-    onNone: () =>
-      Layer.unwrap(Effect.gen(function*() {
-        const { url } = yield* EmbeddedPostgres
-        return PgClient.layer({ url })
-      })).pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir: resolve(config.dataDir) })))
-  }).pipe(
-    // connect now: a wrong URL or a database that is down is one clear line at start, not a stack later
-    Layer.tap((context) => Context.get(context, SqlClient.SqlClient)`SELECT 1`),
-    mapLayerError(databaseFailure(config))
-  )
-
-/** The database, migrated before anything uses it. */
-export const layerDatabase = (config: PodiumConfig) =>
-  layerMigrations.pipe(
-    mapLayerError((error) => new Error(`migrations failed: ${error instanceof Error ? error.message : String(error)}`)),
-    Layer.provideMerge(layerDatabaseClient(config))
-  )
 
 /**
  * Durable background work (schedules and workflows): one runner per process, shards leased through
@@ -250,33 +200,6 @@ export const layerRoutes = Layer.mergeAll(
   layerWebApp,
   RequestPipeline(Api, docsPaths)
 )
-
-/**
- * Said by the cluster's sync loop when it sees no healthy runner. Stopping, this instance leaves the
- * cluster before that loop is interrupted, and the loop may say it once more about the runner that
- * just left: on the way out it is no fault (the same line while serving is kept).
- */
-const leftTheCluster = (message: unknown) =>
-  (Array.isArray(message) ? message[0] : message) === "No healthy runners available"
-
-/** Logs as JSON lines on stdout at `config.logLevel`; `stopping` says when the process is on its way out. */
-export const layerLogging = (config: PodiumConfig, stopping: () => boolean = () => false) =>
-  Layer.mergeAll(
-    Logger.layer([
-      Logger.make((options) => {
-        if (stopping() && leftTheCluster(options.message)) return
-        Logger.consoleJson.log(options)
-      })
-    ]),
-    Layer.succeed(References.MinimumLogLevel, config.logLevel)
-  )
-
-/** For one-shot commands: logs go to stderr, so stdout holds only the command's result. */
-export const layerCommandLogging = (config: PodiumConfig) =>
-  Layer.mergeAll(
-    Logger.layer([Logger.withConsoleError(Logger.formatJson)]),
-    Layer.succeed(References.MinimumLogLevel, config.logLevel)
-  )
 
 /** Where the service listens; `fastInference: false` leaves the inference routes to the router too (tests compare both). */
 export interface Listen {
