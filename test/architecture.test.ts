@@ -373,21 +373,15 @@ describe("import boundaries", () => {
   })
 })
 
-/** Each `as never` and `as unknown as` in a file: casts that silence the type checker instead of building a typed value. */
-export const silencingCasts = (fileName: string, source: string): Array<number> => {
+/** The lines of a file's `as` casts that `matches` picks. */
+const castLines = (fileName: string, source: string, matches: (cast: Node) => boolean): Array<number> => {
   const parsed = parseSync(fileName, source, { lang: fileName.endsWith(".tsx") ? "tsx" : "ts", sourceType: "module" })
   const lineOf = (offset: number) => source.slice(0, offset).split("\n").length
   const lines: Array<number> = []
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(visit)
     if (typeof value !== "object" || value === null) return
-    if (isNode(value) && value.type === "TSAsExpression") {
-      const type = value["typeAnnotation"]
-      const inner = value["expression"]
-      const viaUnknown = isNode(inner) && inner.type === "TSAsExpression" && isNode(inner["typeAnnotation"]) &&
-        inner["typeAnnotation"].type === "TSUnknownKeyword"
-      if ((isNode(type) && type.type === "TSNeverKeyword") || viaUnknown) lines.push(lineOf(value.start))
-    }
+    if (isNode(value) && value.type === "TSAsExpression" && matches(value)) lines.push(lineOf(value.start))
     for (const [key, child] of Object.entries(value)) {
       if (key !== "parent") visit(child)
     }
@@ -395,6 +389,30 @@ export const silencingCasts = (fileName: string, source: string): Array<number> 
   visit(parsed.program)
   return lines
 }
+
+/** Each `as never` and `as unknown as` in a file: casts that silence the type checker instead of building a typed value. */
+export const silencingCasts = (fileName: string, source: string): Array<number> =>
+  castLines(fileName, source, (cast) => {
+    const type = cast["typeAnnotation"]
+    const inner = cast["expression"]
+    const viaUnknown = isNode(inner) && inner.type === "TSAsExpression" && isNode(inner["typeAnnotation"]) &&
+      inner["typeAnnotation"].type === "TSUnknownKeyword"
+    return (isNode(type) && type.type === "TSNeverKeyword") || viaUnknown
+  })
+
+/** A type naming an id: a name ending in `Id` (`LeaderboardId`, `Ids.RunId`), alone or in a union (`CaseId | null`). */
+const namesAnId = (type: unknown): boolean => {
+  if (!isNode(type)) return false
+  if (type.type === "TSUnionType") return Array.isArray(type["types"]) && type["types"].some(namesAnId)
+  if (type.type !== "TSTypeReference") return false
+  const name = type["typeName"]
+  const last = isNode(name) && name.type === "TSQualifiedName" ? name["right"] : name
+  return isNode(last) && typeof last["name"] === "string" && /^[A-Z]\w*Id$/.test(last["name"])
+}
+
+/** Each cast to an id type in a file: an id is made as its kind (`ids.make(RunId)`) or decoded, never asserted. */
+export const idCasts = (fileName: string, source: string): Array<number> =>
+  castLines(fileName, source, (cast) => namesAnId(cast["typeAnnotation"]))
 
 describe("casts", () => {
   it("no `as never` nor `as unknown as` in packages/*/src: values are decoded or built with their type", () => {
@@ -407,6 +425,22 @@ describe("casts", () => {
   it("finds `as never` and `as unknown as` in code, not in comments or strings", () => {
     const source = "const a = 1 as never\n// b as never\nconst c = \"d as never\"\nf(g as never, h)\nconst i = j as unknown as K\nconst l = m as unknown\n"
     expect(silencingCasts("a.ts", source)).toEqual([1, 4, 5])
+  })
+
+  // the browser app (packages/web) is left out: it still casts the ids of its routes' paths, read from the URL
+  it("no `as <Name>Id` in packages/*/src but tests and the browser app: ids are typed where they are stored, passed and made", () => {
+    const sources = readdirSync(packagesDir).filter((name) => name !== "web")
+      .flatMap((name) => sourceFiles(join(packagesDir, name, "src")))
+      .filter((file) => !/\.test\.tsx?$/.test(file))
+    expect(sources.length).toBeGreaterThan(50)
+    const found = sources.flatMap((file) => idCasts(file, readFileSync(file, "utf8")).map((line) => `${relative(root, file)}:${line}`))
+    expect(found).toEqual([])
+  })
+
+  it("finds casts to id types, alone, qualified or in a union, and no other casts", () => {
+    const source = "const a = b as LeaderboardId\nconst c = d as CaseId | null\nconst e = f as Ids.RunId\n" +
+      "const g = h as Identity\nconst i = j as Model[\"id\"]\n// k as RunId\nconst l = m as Paid\nconst n = \"o as RunId\"\n"
+    expect(idCasts("a.ts", source)).toEqual([1, 2, 3])
   })
 })
 
