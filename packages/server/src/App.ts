@@ -1,12 +1,11 @@
 import { NodeCrypto, NodeHttpServer } from "@effect/platform-node"
-import { Duration, Effect, Layer, Option, References, Tracer } from "effect"
+import { Effect, Layer, References, Tracer } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiScalar } from "effect/http-api"
-import { Oidc } from "./Oidc.ts"
+import { layerSessions } from "./Oidc.ts"
 import { layerWebApp, webAppPaths } from "./WebApp.ts"
 import { Api } from "@podium/adapters-http/api/Api"
-import { SessionVerifierJose } from "@podium/adapters-node/access/SessionVerifierJose"
 import { TokenSecretsNode } from "@podium/adapters-node/access/TokenSecretsNode"
 import { FailedAuthentications } from "@podium/adapters-http/auth/FailedAuthentications"
 import { DocumentReaderNode } from "@podium/adapters-node/human/DocumentReaderNode"
@@ -21,39 +20,20 @@ import { LeaderboardsPg } from "@podium/adapters-pg/leaderboards/LeaderboardsPg"
 import { ModelsPg } from "@podium/adapters-pg/models/ModelsPg"
 import { RunsPg } from "@podium/adapters-pg/runs/RunsPg"
 import { DatasetsUseCases } from "@podium/domain/datasets"
-import { RunConcurrency, RunsUseCases } from "@podium/domain/runs"
-import { RunDatasetSourceHttp } from "@podium/adapters-providers/RunDatasetSourceHttp"
-import { FineTuningApiOpenAi } from "@podium/adapters-providers/FineTuningApiOpenAi"
-import { WebhookSenderHttp } from "@podium/adapters-providers/WebhookSenderHttp"
-import {
-  AllowPrivateWebhooks,
-  FineTuneBaseModels,
-  FineTunePollInterval,
-  ModelDirectoryModels,
-  ModelsUseCases,
-  ServiceModelsDeployed,
-  WebhookRetryBase
-} from "@podium/domain/models"
+import { RunsUseCases } from "@podium/domain/runs"
+import { ModelDirectoryModels, ModelsUseCases, ServiceModelsDeployed } from "@podium/domain/models"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { IdGeneratorUuidV7 } from "@podium/adapters-node/IdGeneratorUuidV7"
 import { ReadinessPg } from "@podium/adapters-pg/ReadinessPg"
 import { SecretCipherAesGcm } from "@podium/adapters-node/SecretCipherAesGcm"
-import { PriceCatalogueRouter } from "@podium/adapters-providers/PriceCatalogueRouter"
-import { RouterCatalogueHttp } from "@podium/adapters-providers/RouterCatalogueHttp"
-import { BudgetDefaultMaxTokens, CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
-import { ChatProviderOpenAi } from "@podium/adapters-providers/ChatProviderOpenAi"
-import { HubDatasetsHttp } from "@podium/adapters-providers/HubDatasetsHttp"
-import { IntegrationVerifierHttp } from "@podium/adapters-providers/IntegrationVerifierHttp"
-import { MailerLog } from "@podium/adapters-providers/MailerLog"
-import { MailerSmtp } from "@podium/adapters-providers/MailerSmtp"
+import { CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
 import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
-import { Links } from "@podium/domain/shared"
 import { AccessUseCases } from "@podium/domain/access"
 import { IntegrationsUseCases } from "@podium/domain/integrations"
 import { HumanUseCases } from "@podium/domain/human"
 import { LeaderboardsUseCases } from "@podium/domain/leaderboards"
-import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
+import type { PodiumConfig } from "./Config.ts"
 import { layerDatabase } from "./Database.ts"
 import { connectionTimeouts, createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
@@ -68,6 +48,8 @@ import {
   layerFineTuneWorkflow
 } from "./FineTuneExecution.ts"
 import { resolveSecrets } from "./LocalState.ts"
+import { layerProviders } from "./Providers.ts"
+import { layerLinks, layerSettings } from "./Settings.ts"
 
 /**
  * Durable background work (schedules and workflows): one runner per process, shards leased through
@@ -78,51 +60,10 @@ export const layerCluster = SingleRunner.layer({
   runnerStorage: "sql"
 }).pipe(Layer.provide(NodeCrypto.layerDigest), Layer.orDie)
 
-const layerOutbound = (config: PodiumConfig) =>
-  SafeHttp.layer({ allowPrivateNetwork: config.allowPrivateNetworkTargets })
-
-const layerMailer = (config: PodiumConfig) =>
-  Option.match(config.smtpUrl, {
-    onSome: (url) => MailerSmtp.layer({ url, from: config.mailFrom }),
-    onNone: () => MailerLog.layer
-  })
-
-const layerLinks = (config: PodiumConfig) => {
-  const base = publicBaseUrl(config)
-  return Layer.succeed(Links, Links.of({
-    inviteAcceptUrl: (invite) => {
-      const target = new URL(invite.redirect_to ?? `${base}/`)
-      target.searchParams.set("invite_id", invite.id)
-      target.searchParams.set("business_id", invite.workspace_id)
-      return target.toString()
-    },
-    tracesUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/traces?format=jsonl`,
-    datasetPushUrl: (leaderboardId) => `${base}/v1/leaderboard/${leaderboardId}/dataset/push`,
-    modelVersionInferenceUrl: (modelId, versionId) => `${base}/v1/models/${modelId}/versions/${versionId}/inference`
-  }))
-}
-
 /** Adapters and use cases; everything but the HTTP server itself. */
 export const layerServices = (config: PodiumConfig) =>
   Layer.unwrap(Effect.gen(function*() {
     const secrets = yield* resolveSecrets(config)
-    const outbound = layerOutbound(config)
-    const sessions = Layer.unwrap(Effect.gen(function*() {
-      const http = yield* SafeHttp
-      const { client: oidc } = yield* Oidc
-      // with an OpenID Connect provider the session is its ID token: its JWKS (unless another is
-      // set), its issuer, and this app's client id as the audience
-      return SessionVerifierJose.layer({
-        secret: Option.getOrUndefined(secrets.sessionSecret),
-        jwksUrl: Option.getOrUndefined(config.sessionJwksUrl) ??
-          Option.getOrUndefined(Option.map(oidc, ({ discover }) => () => discover().then((p) => p.jwks_uri))),
-        issuer: Option.getOrUndefined(Option.orElse(config.sessionJwtIssuer, () => Option.map(oidc, (o) => o.issuer))),
-        audience: Option.getOrUndefined(Option.orElse(config.sessionJwtAudience, () => Option.map(oidc, (o) => o.clientId))),
-        maxAgeSeconds: config.sessionMaxAge,
-        trustedEmailIssuers: config.sessionTrustedEmailIssuers,
-        fetch: http.fetch
-      })
-    }))
     const repositories = Layer.mergeAll(
       AccessPg.layer,
       IntegrationsPg.layer,
@@ -141,35 +82,11 @@ export const layerServices = (config: PodiumConfig) =>
       TokenSecretsNode,
       FailedAuthentications.layer({ perMinute: config.authFailuresPerMinute }),
       DocumentReaderNode.layer(),
-      sessions.pipe(Layer.provideMerge(Oidc.layer(config))),
-      IntegrationVerifierHttp.layer({
-        routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
-        hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl)
-      }),
-      HubDatasetsHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
-      RunDatasetSourceHttp.layer({ hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl) }),
-      Layer.succeed(RunConcurrency, config.runConcurrency),
-      FineTuningApiOpenAi.layer({
-        baseUrl: Option.getOrUndefined(config.fineTuneBaseUrl),
-        apiKey: Option.getOrUndefined(config.fineTuneApiKey),
-        timeout: Duration.millis(config.providerTimeoutMs)
-      }),
-      Layer.succeed(FineTuneBaseModels, config.fineTuneBaseModels),
-      Layer.succeed(FineTunePollInterval, Duration.millis(config.fineTunePollIntervalMs)),
-      WebhookSenderHttp.layer({}),
-      Layer.succeed(AllowPrivateWebhooks, config.allowPrivateNetworkTargets),
-      Layer.succeed(WebhookRetryBase, Duration.millis(config.webhookRetryBaseMs)),
-      PriceCatalogueRouter.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
-      RouterCatalogueHttp.layer({ routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl) }),
-      Layer.succeed(BudgetDefaultMaxTokens, config.budgetDefaultMaxTokens),
-      ChatProviderOpenAi.layer({
-        routerBaseUrl: Option.getOrUndefined(config.routerBaseUrl),
-        hubBaseUrl: Option.getOrUndefined(config.hubBaseUrl),
-        timeout: Duration.millis(config.providerTimeoutMs)
-      }),
-      layerMailer(config),
+      layerSessions(config, secrets.sessionSecret),
+      layerProviders(config),
+      layerSettings(config),
       layerLinks(config)
-    ).pipe(Layer.provideMerge(outbound))
+    ).pipe(Layer.provideMerge(SafeHttp.layer({ allowPrivateNetwork: config.allowPrivateNetworkTargets })))
     // each context's use cases; beneath them what several contexts build on: the models context
     // answering inference's Service candidates and the leaderboards' ModelDirectory, the leaderboards,
     // and inference's targets and budgets

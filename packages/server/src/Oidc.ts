@@ -1,4 +1,5 @@
-import { Context, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, type Redacted, Schema } from "effect"
+import { SessionVerifierJose } from "@podium/adapters-node/access/SessionVerifierJose"
 import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
 import type { PodiumConfig } from "./Config.ts"
 
@@ -55,3 +56,24 @@ export class Oidc extends Context.Service<Oidc, {
     }))
   }
 }
+
+/**
+ * Sessions, verified as JWTs (SessionVerifierJose): with an OpenID Connect provider the session is
+ * its ID token, checked against its JWKS (unless another is set), its issuer, and this app's client
+ * id as the audience; else with the HS256 `secret` or the configured JWKS.
+ */
+export const layerSessions = (config: PodiumConfig, secret: Option.Option<Redacted.Redacted<string>>) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const http = yield* SafeHttp
+    const { client: oidc } = yield* Oidc
+    return SessionVerifierJose.layer({
+      secret: Option.getOrUndefined(secret),
+      jwksUrl: Option.getOrUndefined(config.sessionJwksUrl) ??
+        Option.getOrUndefined(Option.map(oidc, ({ discover }) => () => discover().then((p) => p.jwks_uri))),
+      issuer: Option.getOrUndefined(Option.orElse(config.sessionJwtIssuer, () => Option.map(oidc, (o) => o.issuer))),
+      audience: Option.getOrUndefined(Option.orElse(config.sessionJwtAudience, () => Option.map(oidc, (o) => o.clientId))),
+      maxAgeSeconds: config.sessionMaxAge,
+      trustedEmailIssuers: config.sessionTrustedEmailIssuers,
+      fetch: http.fetch
+    })
+  })).pipe(Layer.provideMerge(Oidc.layer(config)))
