@@ -4,8 +4,8 @@ import { SqlClient } from "effect/sql"
 import { IdGeneratorUuidV7 } from "@podium/adapters-node/IdGeneratorUuidV7"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { queueCapacity, TraceWriterPg } from "@podium/adapters-pg/inference/TraceWriterPg"
-import { type WorkspaceId, IdGenerator } from "@podium/domain/shared"
-import { TraceWriter, type Trace } from "@podium/domain/inference"
+import { WorkspaceId, IdGenerator } from "@podium/domain/shared"
+import { TraceId, TraceWriter, type Trace } from "@podium/domain/inference"
 import { TestDatabase } from "./support/database.ts"
 
 const Database = layerMigrations.pipe(Layer.provideMerge(TestDatabase.layer), Layer.provideMerge(IdGeneratorUuidV7.layer))
@@ -14,8 +14,8 @@ const trace = (leaderboard: string) =>
   Effect.gen(function*() {
     const ids = yield* IdGenerator
     return {
-      id: yield* ids.next,
-      workspace_id: "0190a000-0000-7000-8000-000000000001" as WorkspaceId,
+      id: yield* ids.make(TraceId),
+      workspace_id: WorkspaceId.make("0190a000-0000-7000-8000-000000000001"),
       leaderboard_id: leaderboard,
       leaderboard_model_id: null,
       source: "inference",

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BudgetLedger, type Reserved } from "@podium/domain/access"
-import { IdGenerator } from "@podium/domain/shared"
+import { IdGenerator, ReservationId } from "@podium/domain/shared"
 import { toDate } from "../Rows.ts"
 
 /** Money as Postgres numeric text: JavaScript's shortest decimal form of the number, exact from there on. */
@@ -39,7 +39,7 @@ const layer = Layer.effect(
     return BudgetLedger.of({
       reserve: ({ amount, expiresAt, limit, subject, tokenId, unpriced, windowStart }) =>
         sql.withTransaction(Effect.gen(function*() {
-          const id = yield* ids.next
+          const id = yield* ids.make(ReservationId)
           const window = toDate(windowStart)
           const trust = unpriced ? [] : yield* sql<{ trusted: boolean }>`
             SELECT trusted FROM token_price_trust WHERE token_id = ${tokenId} AND subject = ${subject}`

@@ -1,5 +1,13 @@
-import { Result } from "effect"
-import { InvalidInput } from "../shared/index.ts"
+import { Result, Schema } from "effect"
+import { InvalidInput, Uuid } from "../shared/index.ts"
+
+/** A pushed row, as stored. */
+export const DatasetRowId = Uuid.pipe(Schema.brand("DatasetRowId"))
+export type DatasetRowId = typeof DatasetRowId.Type
+
+/** The rows of one push, stored together. */
+export const DatasetBatchId = Uuid.pipe(Schema.brand("DatasetBatchId"))
+export type DatasetBatchId = typeof DatasetBatchId.Type
 
 /** At most this many rows in one push request (413 beyond). */
 export const maxRowsPerPush = 10_000

@@ -7,7 +7,7 @@ import {
   LeaderboardRepository,
   Leaderboards
 } from "../leaderboards/index.ts"
-import { IdGenerator, type InvalidInput, Links, NotFound } from "../shared/index.ts"
+import { IdGenerator, type InvalidInput, Links, NotFound, PushTokenId } from "../shared/index.ts"
 import {
   checkCollecting,
   checkPushDataset,
@@ -26,7 +26,7 @@ import {
   PushTooLarge
 } from "./DatasetErrors.ts"
 import { DatasetRepository, type RowToStore } from "./DatasetRepository.ts"
-import { maxListedRejections, maxPushBytes, maxRowsPerPush, parseRows, type Rejection, rowsOf } from "./DatasetRow.ts"
+import { DatasetBatchId, DatasetRowId, maxListedRejections, maxPushBytes, maxRowsPerPush, parseRows, type Rejection, rowsOf } from "./DatasetRow.ts"
 import { allowance, type EventUsage, isLimited, limitsOf, limitsView, periodsOf, retryAfterSeconds } from "./EventLimits.ts"
 
 export interface PushResult {
@@ -209,8 +209,8 @@ export class Datasets extends Context.Service<Datasets, {
         const leaderboard = yield* visible(principal, id)
         yield* Effect.fromResult(checkCollecting(leaderboard, now))
         const { accepted, rejected } = parseRows(rows)
-        const batchId = yield* ids.next
-        const rowIds = yield* ids.nextMany(accepted.length)
+        const batchId = yield* ids.make(DatasetBatchId)
+        const rowIds = yield* ids.makeMany(DatasetRowId, accepted.length)
         const toStore: Array<RowToStore> = accepted.map((row, i) => ({ ...row, id: rowIds[i]! }))
         const limits = limitsOf(leaderboard.challenge)
         const result = yield* repository.append({
@@ -303,7 +303,7 @@ export class Datasets extends Context.Service<Datasets, {
           if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: id })
           const minted = yield* secrets.mint(PushTokenPrefix)
           const token: PushToken = {
-            id: yield* ids.next,
+            id: yield* ids.make(PushTokenId),
             workspace_id: leaderboard.workspace_id,
             leaderboard_id: id,
             name: input.name ?? "push token",

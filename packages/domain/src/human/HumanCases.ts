@@ -2,7 +2,7 @@ import { Context, DateTime, Effect, Layer, Option, Random } from "effect"
 import type { LeaderboardId } from "../leaderboards/index.ts"
 import { IdGenerator, InvalidInput, NotFound } from "../shared/index.ts"
 import type { Principal } from "../access/index.ts"
-import { type CaseId, type DocumentId, limits, type ResponseId } from "./HumanEval.ts"
+import { type CaseId, ClaimId, type DocumentId, limits, ResponseId } from "./HumanEval.ts"
 import {
   type CaseNotGenerated,
   type ConfigurationChanged,
@@ -178,9 +178,9 @@ export class HumanCases extends Context.Service<HumanCases, {
       ) {
         const { configuration, serving } = yield* access.open(principal, leaderboardId)
         const c = yield* stored(leaderboardId, id)
-        const responseIds = yield* Effect.forEach(serving.candidates, () => ids.next as Effect.Effect<ResponseId>)
+        const responseIds = yield* Effect.forEach(serving.candidates, () => ids.make(ResponseId))
         const order = yield* Random.shuffle(serving.candidates.map((_, i) => i))
-        const claimId = yield* ids.next
+        const claimId = yield* ids.make(ClaimId)
         const claimed = yield* Effect.fromResult(claim(c, {
           configuration,
           claimId,

@@ -12,6 +12,10 @@ export const DocumentId = Uuid.pipe(Schema.brand("DocumentId"))
 export type DocumentId = typeof DocumentId.Type
 
 /** Server-generated (UUIDv7): what reviews key their verdicts on while responses are blind. */
+/** A claim on a case's generation: the workflow's key, so one claim generates once. */
+export const ClaimId = Uuid.pipe(Schema.brand("ClaimId"))
+export type ClaimId = typeof ClaimId.Type
+
 export const ResponseId = Uuid.pipe(Schema.brand("ResponseId"))
 export type ResponseId = typeof ResponseId.Type
 

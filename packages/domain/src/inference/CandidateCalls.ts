@@ -6,7 +6,7 @@ import { type ChatCompletion, ChatProvider, type ChatProviderFailed, type ChatRe
 import { ChatTargets, isCallable } from "./ChatTargets.ts"
 import { PriceCatalogue } from "./PriceCatalogue.ts"
 import { ServiceModels } from "./ServiceModels.ts"
-import type { TraceSource } from "./Trace.ts"
+import { TraceId, type TraceSource } from "./Trace.ts"
 import { TraceWriter } from "./TraceWriter.ts"
 
 /** One request to a candidate (or a judge, or a fine-tuning target), answered or failed as an upstream fails. */
@@ -95,7 +95,7 @@ export class CandidateCalls extends Context.Service<CandidateCalls, {
       const target = (target: ChatTarget): Send => (request) => provider.complete(target, request)
 
       const trace = Effect.fnUntraced(function*(call: CallTrace, outcome: CallOutcome) {
-        const id = yield* ids.next
+        const id = yield* ids.make(TraceId)
         const completion = outcome._tag === "Success" ? outcome.success : null
         yield* traces.record({
           id,

@@ -1,5 +1,9 @@
 import { DateTime, Schema } from "effect"
-import { WorkspaceId } from "../shared/index.ts"
+import { Uuid, WorkspaceId } from "../shared/index.ts"
+
+/** One recorded call of a candidate or model. */
+export const TraceId = Uuid.pipe(Schema.brand("TraceId"))
+export type TraceId = typeof TraceId.Type
 
 /**
  * Where a trace comes from: `inference` (production calls through a leaderboard), `run` (a

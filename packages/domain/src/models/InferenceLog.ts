@@ -1,4 +1,9 @@
 import { Schema } from "effect"
+import { Uuid } from "../shared/index.ts"
+
+/** One model inference in the model's log (the `message_id` a call answers with). */
+export const InferenceLogId = Uuid.pipe(Schema.brand("InferenceLogId"))
+export type InferenceLogId = typeof InferenceLogId.Type
 
 /**
  * One model inference, as the model's log keeps it and its `model.inference` webhook delivers it:

@@ -6,11 +6,13 @@ import {
   type NoActiveDeployment,
   requestMessages,
   StreamingUnsupported,
+  TraceId,
   TraceWriter,
   UpstreamFailed
 } from "../inference/index.ts"
 import { hotSpan, IdGenerator, type InvalidInput, NotFound, storableText } from "../shared/index.ts"
 import type { NoSuccessfulFineTune } from "./ModelErrors.ts"
+import { InferenceLogId } from "./InferenceLog.ts"
 import { ModelServing, type ServingModel } from "./ModelServing.ts"
 import { answeredAs, exchangeOf, redact, VersionCaller } from "./VersionCaller.ts"
 
@@ -79,8 +81,8 @@ export class ModelInference extends Context.Service<ModelInference, {
           const called = yield* calls.call(chosen, exchange)
           const { result, timestamp } = called
           yield* budgets.settle(reservation, result._tag === "Success" ? chargeOf(bound, result.success.costUsd) : null)
-          const messageId = yield* ids.next
-          const traceId = model.leaderboard_ids.length > 0 ? yield* ids.next : null
+          const messageId = yield* ids.make(InferenceLogId)
+          const traceId = model.leaderboard_ids.length > 0 ? yield* ids.make(TraceId) : null
           const input = messages.findLast((m) => m.role === "user")?.content ?? null
           const output = result._tag === "Success" ? result.success.output : null
           if (traceId !== null) {

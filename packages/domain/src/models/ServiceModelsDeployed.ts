@@ -1,6 +1,7 @@
 import { Effect, Layer, Option, Result } from "effect"
 import { type ChatRequest, ChatProviderFailed, ServiceModels } from "../inference/index.ts"
 import { hotSpan, IdGenerator, NotFound, type WorkspaceId } from "../shared/index.ts"
+import { InferenceLogId } from "./InferenceLog.ts"
 import { ModelServing } from "./ModelServing.ts"
 import { answeredAs, exchangeOf, redact, unservable, VersionCaller } from "./VersionCaller.ts"
 
@@ -33,7 +34,7 @@ export const ServiceModelsDeployed = {
         // once the version is called the call is paid for: finish and log it even if the caller gives up
         return yield* Effect.uninterruptible(Effect.gen(function*() {
           const called = yield* calls.call(chosen, exchange)
-          yield* calls.log(chosen, exchange, called, { message_id: yield* ids.next, trace_id: null })
+          yield* calls.log(chosen, exchange, called, { message_id: yield* ids.make(InferenceLogId), trace_id: null })
           const { result } = called
           if (Result.isFailure(result)) {
             return yield* new ChatProviderFailed({

@@ -19,7 +19,7 @@ export interface UuidSource {
  * Server-generated ids: UUIDv7, so they sort by creation time. Each is made as its kind:
  * `yield* ids.make(RunId)` is a `RunId`, so no id is cast to its type where it is made.
  */
-export class IdGenerator extends Context.Service<IdGenerator, UuidSource & {
+export class IdGenerator extends Context.Service<IdGenerator, {
   /** A fresh id of the kind given. */
   readonly make: <A>(kind: IdKind<A>) => Effect.Effect<A>
   /** `count` fresh ids of the kind given, in order. */
@@ -31,7 +31,6 @@ export class IdGenerator extends Context.Service<IdGenerator, UuidSource & {
    */
   static readonly fromUuids = (source: UuidSource): IdGenerator["Service"] =>
     IdGenerator.of({
-      ...source,
       make: (kind) => Effect.map(source.next, (uuid) => kind.make(uuid, unchecked)),
       makeMany: (kind, count) => Effect.map(source.nextMany(count), (uuids) => uuids.map((uuid) => kind.make(uuid, unchecked)))
     })

@@ -15,6 +15,14 @@ export type TokenId = typeof TokenId.Type
 export const InviteId = Uuid.pipe(Schema.brand("InviteId"))
 export type InviteId = typeof InviteId.Type
 
+/** A leaderboard's push token (not an API token). */
+export const PushTokenId = Uuid.pipe(Schema.brand("PushTokenId"))
+export type PushTokenId = typeof PushTokenId.Type
+
+/** A budget reservation, held while a priced call is in flight and settled after it. */
+export const ReservationId = Uuid.pipe(Schema.brand("ReservationId"))
+export type ReservationId = typeof ReservationId.Type
+
 /** A run of a leaderboard's candidates over its dataset; traces of the run carry it. */
 export const RunId = Uuid.pipe(Schema.brand("RunId"))
 export type RunId = typeof RunId.Type
