@@ -14,15 +14,16 @@ import {
   HumanCase,
   saveReview,
   slotsFor,
-  type CaseId,
-  type ResponseId,
+  CaseId,
+  ResponseId,
   type RankedCase,
   tally,
   HumanCaseRepository,
   winner,
 } from "@podium/domain/human"
-import type { WorkspaceId } from "@podium/domain/shared"
-import type { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
+import { WorkspaceId } from "@podium/domain/shared"
+import { LeaderboardId } from "@podium/domain/leaderboards"
+import { CandidateId } from "@podium/domain/leaderboards"
 import fc from "fast-check"
 import { TestDatabase } from "./support/database.ts"
 
@@ -39,7 +40,7 @@ const Database = HumanCaseRepositoryPg.layer.pipe(
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const candidates = [1, 2, 3].map((n) => ({
-  id: crypto.randomUUID() as CandidateId,
+  id: CandidateId.make(crypto.randomUUID()),
   name: `model ${n}`,
   platform: "Router" as const,
   model_name: `vendor/m${n}`
@@ -48,8 +49,8 @@ const candidates = [1, 2, 3].map((n) => ({
 /** A workspace and a leaderboard for the cases to belong to. */
 const owner = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const workspace = crypto.randomUUID() as WorkspaceId
-  const leaderboard = crypto.randomUUID() as LeaderboardId
+  const workspace = WorkspaceId.make(crypto.randomUUID())
+  const leaderboard = LeaderboardId.make(crypto.randomUUID())
   yield* sql`INSERT INTO workspaces (id, name, created_at) VALUES (${workspace}, 'human', now())`
   yield* sql`INSERT INTO leaderboards (id, workspace_id, name, description, status, chosen_model_strategy, schedule,
                challenge, extra, created_at, updated_at)
@@ -59,7 +60,7 @@ const owner = Effect.gen(function*() {
 
 const draft = (workspace: WorkspaceId, leaderboard: LeaderboardId, input = "Refund window?"): HumanCase =>
   Result.getOrThrow(createCase({
-    id: crypto.randomUUID() as CaseId,
+    id: CaseId.make(crypto.randomUUID()),
     input,
     leaderboardId: leaderboard,
     workspaceId: workspace,
@@ -87,7 +88,7 @@ const claimOf = (c: HumanCase, claimId = "k", order = [0, 1, 2]): HumanCase =>
   Result.getOrThrow(claim(c, {
     configuration: "config",
     claimId,
-    slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), order)
+    slots: slotsFor(candidates, candidates.map(() => ResponseId.make(crypto.randomUUID())), order)
   }, t0))
 
 /** A case of the leaderboard generated with every candidate answering, slot i for candidate i. */
@@ -135,7 +136,7 @@ describe("HumanCaseRepositoryPg.layer", () => {
         assert.strictEqual(again._tag, "Taken")
         assert.deepStrictEqual(again._tag === "Taken" ? Option.getOrThrow(again.existing) : undefined, c)
         assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), c)
-        assert.isTrue(Option.isNone(yield* repo.find(crypto.randomUUID() as LeaderboardId, c.id)))
+        assert.isTrue(Option.isNone(yield* repo.find(LeaderboardId.make(crypto.randomUUID()), c.id)))
       }))
 
     it.effect("of 20 simultaneous claims of one draft exactly one is stored", () =>

@@ -12,7 +12,7 @@ import {
   type RowToStore,
   versionView
 } from "@podium/domain/datasets"
-import { type LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
+import { LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
 import { Bytes, DateTime, Effect, type Layer, Option, Result, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { aLeaderboard } from "./LeaderboardRepository.contract.ts"
@@ -95,7 +95,7 @@ export const datasetRepositoryContract = (
           const repository = yield* DatasetRepository
           const lb = yield* aDataset
           // no push yet: the same as a leaderboard it has never heard of
-          assert.deepStrictEqual(yield* stateOf(lb), stateView(yield* repository.state(crypto.randomUUID() as LeaderboardId)))
+          assert.deepStrictEqual(yield* stateOf(lb), stateView(yield* repository.state(LeaderboardId.make(crypto.randomUUID()))))
           const first = yield* push(lb, [{ input: "a" }, { input: "b" }, { input: "c" }])
           assert.deepStrictEqual([first.stored, first.retried, first.overLimit], [[0, 1, 2], [], []])
           const expected = {

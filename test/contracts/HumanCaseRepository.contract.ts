@@ -1,7 +1,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { WorkspaceRepository } from "@podium/domain/access"
 import {
-  type CaseId,
+  CaseId,
   type CaseResponse,
   claim,
   complete,
@@ -9,7 +9,7 @@ import {
   HumanCase,
   HumanCaseRepository,
   type RankedCase,
-  type ResponseId,
+  ResponseId,
   saveConfig,
   saveReview,
   slotsFor,
@@ -18,7 +18,7 @@ import {
   tally,
   type Verdict
 } from "@podium/domain/human"
-import { type CandidateId, type LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
+import { CandidateId, LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
 import type { WorkspaceId } from "@podium/domain/shared"
 import { DateTime, Effect, type Layer, Option, Result } from "effect"
 import { aLeaderboard } from "./LeaderboardRepository.contract.ts"
@@ -28,7 +28,7 @@ const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const at = (minutes: number) => DateTime.add(t0, { minutes })
 
 const candidates = ["alpha", "beta", "gamma"].map((name) => ({
-  id: crypto.randomUUID() as CandidateId,
+  id: CandidateId.make(crypto.randomUUID()),
   name,
   platform: "Router" as const,
   model_name: `vendor/${name}`
@@ -52,7 +52,7 @@ const anOwner = (workspace?: WorkspaceId) =>
 
 const aDraft = (owner: Owner, fields: { readonly id?: CaseId; readonly input?: string; readonly now?: DateTime.Utc; readonly configuration?: string } = {}) =>
   Result.getOrThrow(createCase({
-    id: fields.id ?? crypto.randomUUID() as CaseId,
+    id: fields.id ?? CaseId.make(crypto.randomUUID()),
     input: fields.input ?? "How long is the refund window?",
     leaderboardId: owner.leaderboard,
     workspaceId: owner.workspace,
@@ -67,7 +67,7 @@ const claimed = (c: HumanCase, claimId = "first", now = c.updated_at) =>
   Result.getOrThrow(claim(c, {
     configuration: c.configuration,
     claimId,
-    slots: slotsFor(candidates, candidates.map(() => crypto.randomUUID() as ResponseId), [2, 0, 1])
+    slots: slotsFor(candidates, candidates.map(() => ResponseId.make(crypto.randomUUID())), [2, 0, 1])
   }, now))
 
 /** An answer for each slot of a generating case; the slot at `failed` failed. */
@@ -172,7 +172,7 @@ export const humanCaseRepositoryContract = (
           assert.deepStrictEqual(yield* repository.insert(stranger), { _tag: "Inserted" })
           assert.deepStrictEqual(yield* found(stranger), stranger)
           assert.deepStrictEqual(yield* found(c), c)
-          assert.isTrue(Option.isNone(yield* repository.find(crypto.randomUUID() as LeaderboardId, c.id)))
+          assert.isTrue(Option.isNone(yield* repository.find(LeaderboardId.make(crypto.randomUUID()), c.id)))
         }))
 
       it.effect("updates only from the revision it was computed from: the loser of a race gets false", () =>
@@ -188,7 +188,7 @@ export const humanCaseRepositoryContract = (
           // computed from the same (now old) revision: refused, and nothing of it is written
           assert.isFalse(yield* repository.update(configure("lost")))
           assert.isFalse(yield* repository.update(new HumanCase({ ...first, prompt: "skipped", revision: first.revision + 2 })))
-          assert.isFalse(yield* repository.update(aDraft(yield* anOwner(), { id: crypto.randomUUID() as CaseId })))
+          assert.isFalse(yield* repository.update(aDraft(yield* anOwner(), { id: CaseId.make(crypto.randomUUID()) })))
           assert.deepStrictEqual(yield* found(c), first)
         }))
 
@@ -240,7 +240,7 @@ export const humanCaseRepositoryContract = (
           yield* repository.saveResponse(c, answers[2]!)
           // activities repeat: the same response again, or another one for the same candidate, keeps the first
           yield* repository.saveResponse(c, { ...answers[2]!, output: "a repeated activity" })
-          yield* repository.saveResponse(c, { ...answers[2]!, response_id: crypto.randomUUID() as ResponseId })
+          yield* repository.saveResponse(c, { ...answers[2]!, response_id: ResponseId.make(crypto.randomUUID()) })
           assert.deepStrictEqual(yield* repository.responses(c), [answers[2]!])
           // text Postgres cannot hold is stored with U+FFFD instead
           yield* repository.saveResponse(c, { ...answers[0]!, output: "nul \u0000 here" })
@@ -340,7 +340,7 @@ export const humanCaseRepositoryContract = (
             normalized({ ...expected, rows: alpha(expected.rows), common: alpha(expected.common) })
           )
           assert.deepStrictEqual(
-            normalized(yield* repository.tallies(crypto.randomUUID() as LeaderboardId, "config", candidateIds)),
+            normalized(yield* repository.tallies(LeaderboardId.make(crypto.randomUUID()), "config", candidateIds)),
             { rows: {}, common: {}, confirmed: 0, comparable: 0 }
           )
         }))

@@ -9,7 +9,8 @@ import {
   statusOf,
   WorkspaceRepository
 } from "@podium/domain/access"
-import type { InviteId, WorkspaceId } from "@podium/domain/shared"
+import { InviteId } from "@podium/domain/shared"
+import type { WorkspaceId } from "@podium/domain/shared"
 import { DateTime, Effect, type Layer, Option, Result } from "effect"
 import { aUser } from "./WorkspaceRepository.contract.ts"
 
@@ -22,7 +23,7 @@ const anInvite = (workspaceId: WorkspaceId, fields: {
   readonly now?: DateTime.Utc
 } = {}) =>
   create({
-    id: crypto.randomUUID() as InviteId,
+    id: InviteId.make(crypto.randomUUID()),
     workspaceId,
     email: fields.email ?? `${crypto.randomUUID()}@example.com`,
     role: fields.role ?? "member",

@@ -1,5 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Candidate, challengeOf, type CandidateId, Leaderboard, type LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
+import { Candidate, challengeOf, CandidateId, Leaderboard, LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
 import type { WorkspaceId } from "@podium/domain/shared"
 import { Context, DateTime, Effect, Exit, type Layer, Option } from "effect"
 
@@ -11,7 +11,7 @@ export class ContractWorkspaces extends Context.Service<ContractWorkspaces, {
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const t1 = DateTime.makeUnsafe("2026-11-22T11:00:00.000Z")
 
-export const aLeaderboard = (workspace: WorkspaceId, id = crypto.randomUUID() as LeaderboardId) =>
+export const aLeaderboard = (workspace: WorkspaceId, id = LeaderboardId.make(crypto.randomUUID())) =>
   new Leaderboard({
     id,
     workspace_id: workspace,
@@ -28,7 +28,7 @@ export const aLeaderboard = (workspace: WorkspaceId, id = crypto.randomUUID() as
     version: 1
   })
 
-const aCandidate = (leaderboard: Leaderboard, id = crypto.randomUUID() as CandidateId) =>
+const aCandidate = (leaderboard: Leaderboard, id = CandidateId.make(crypto.randomUUID())) =>
   new Candidate({
     id,
     leaderboard_id: leaderboard.id,
@@ -77,7 +77,7 @@ export const leaderboardRepositoryContract = (
         Effect.gen(function*() {
           const { leaderboard, repository } = yield* stored()
           assert.deepStrictEqual(yield* found(leaderboard.id), leaderboard)
-          assert.isTrue(Option.isNone(yield* repository.find(crypto.randomUUID() as LeaderboardId)))
+          assert.isTrue(Option.isNone(yield* repository.find(LeaderboardId.make(crypto.randomUUID()))))
         }))
 
       it.effect("lists a workspace's own leaderboards, highest id first, by page", () =>
@@ -239,7 +239,7 @@ export const leaderboardRepositoryContract = (
         Effect.gen(function*() {
           const { leaderboard, repository } = yield* stored(1)
           const other = yield* stored(1)
-          for (const chosen of [other.candidates[0]!.id, crypto.randomUUID() as CandidateId]) {
+          for (const chosen of [other.candidates[0]!.id, CandidateId.make(crypto.randomUUID())]) {
             const exit = yield* Effect.exit(repository.update(changed(leaderboard, { chosen_leaderboard_model_id: chosen })))
             assert.isTrue(Exit.hasDies(exit), `choosing ${chosen}`)
           }

@@ -2,13 +2,13 @@ import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/Leader
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import { LeaderboardRepositoryMemory } from "@podium/domain/leaderboards/memory"
-import type { WorkspaceId } from "@podium/domain/shared"
+import { WorkspaceId } from "@podium/domain/shared"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestDatabase } from "../support/database.ts"
 import { ContractWorkspaces, leaderboardRepositoryContract } from "./LeaderboardRepository.contract.ts"
 
-const newId = Effect.sync(() => crypto.randomUUID() as WorkspaceId)
+const newId = Effect.sync(() => WorkspaceId.make(crypto.randomUUID()))
 
 leaderboardRepositoryContract("memory", () =>
   Layer.merge(LeaderboardRepositoryMemory.layer, Layer.succeed(ContractWorkspaces, ContractWorkspaces.of({ make: newId }))))

@@ -1,6 +1,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { User, WorkspaceRepository } from "@podium/domain/access"
-import type { UserId, WorkspaceId } from "@podium/domain/shared"
+import { UserId } from "@podium/domain/shared"
+import { WorkspaceId } from "@podium/domain/shared"
 import { DateTime, Effect, type Layer, Option } from "effect"
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
@@ -11,7 +12,7 @@ export const aUser = (joined = t0) =>
   Effect.gen(function*() {
     const id = crypto.randomUUID()
     const user = new User({ id: id as UserId, subject: `contract-${id}`, email: `${id}@Example.com` })
-    const workspaceId = crypto.randomUUID() as WorkspaceId
+    const workspaceId = WorkspaceId.make(crypto.randomUUID())
     yield* (yield* WorkspaceRepository).createUser(user, workspaceId, joined)
     return { user, workspaceId }
   })
@@ -27,7 +28,7 @@ export const workspaceRepositoryContract = (name: string, makeLayer: () => Layer
         Effect.gen(function*() {
           const workspaces = yield* WorkspaceRepository
           const { user, workspaceId } = yield* aUser()
-          yield* workspaces.createUser(new User({ ...user, id: crypto.randomUUID() as UserId }), crypto.randomUUID() as WorkspaceId, at(1))
+          yield* workspaces.createUser(new User({ ...user, id: UserId.make(crypto.randomUUID()) }), WorkspaceId.make(crypto.randomUUID()), at(1))
           assert.deepStrictEqual(yield* workspaces.findUserBySubject(user.subject), Option.some(user))
           const memberships = yield* workspaces.memberships(user.id)
           assert.deepStrictEqual(memberships.map((m) => [m.workspace_id, m.role, m.personal]), [[workspaceId, "owner", true]])
@@ -59,7 +60,7 @@ export const workspaceRepositoryContract = (name: string, makeLayer: () => Layer
         Effect.gen(function*() {
           const workspaces = yield* WorkspaceRepository
           const [ada, bob] = [yield* aUser(), yield* aUser()]
-          const found = yield* workspaces.findUsers([bob.user.id, crypto.randomUUID() as UserId, ada.user.id])
+          const found = yield* workspaces.findUsers([bob.user.id, UserId.make(crypto.randomUUID()), ada.user.id])
           assert.deepStrictEqual(found.map((u) => u.email).toSorted(), [ada.user.email, bob.user.email].toSorted())
           assert.deepStrictEqual(yield* workspaces.findUsers([]), [])
         }))

@@ -1,7 +1,9 @@
 import { DateTime, Option } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { TokenId, UserId, WorkspaceId } from "../shared/index.ts"
+import { TokenId } from "../shared/index.ts"
+import { UserId } from "../shared/index.ts"
+import { WorkspaceId } from "../shared/index.ts"
 import { budgetWindowEnd, budgetWindowStart, expiryFor, issue, shouldRecordUse, statusAt } from "./ApiToken.ts"
 import { Scopes } from "./Scope.ts"
 
@@ -26,10 +28,10 @@ describe("token expiry and status", () => {
 
 describe("issuing a token", () => {
   const issued = {
-    id: "00000000-0000-4000-8000-000000000001" as TokenId,
-    workspaceId: "00000000-0000-4000-8000-000000000002" as WorkspaceId,
+    id: TokenId.make("00000000-0000-4000-8000-000000000001"),
+    workspaceId: WorkspaceId.make("00000000-0000-4000-8000-000000000002"),
     displayPrefix: "pod_abcd",
-    createdBy: "00000000-0000-4000-8000-000000000003" as UserId,
+    createdBy: UserId.make("00000000-0000-4000-8000-000000000003"),
     now
   }
 

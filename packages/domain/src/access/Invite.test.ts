@@ -1,14 +1,16 @@
 import { DateTime, Option, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { InviteId, UserId, WorkspaceId } from "../shared/index.ts"
+import { UserId } from "../shared/index.ts"
+import { WorkspaceId } from "../shared/index.ts"
+import { InviteId } from "../shared/index.ts"
 import { accept, create, effectiveStatus, expire, type Invite, refresh, revoke, statusOf } from "./Invite.ts"
 import type { InviteNotPending } from "./WorkspaceErrors.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
 const input = {
-  id: "0190a000-0000-7000-8000-000000000001" as InviteId,
-  workspaceId: "0190a000-0000-7000-8000-000000000002" as WorkspaceId,
+  id: InviteId.make("0190a000-0000-7000-8000-000000000001"),
+  workspaceId: WorkspaceId.make("0190a000-0000-7000-8000-000000000002"),
   email: "a@example.com",
   role: "member" as const,
   invitedBy: null,
@@ -17,7 +19,7 @@ const input = {
 }
 const pending = create(input)
 
-const user = "0190a000-0000-7000-8000-000000000003" as UserId
+const user = UserId.make("0190a000-0000-7000-8000-000000000003")
 const at = (hours: number) => DateTime.add(t0, { hours })
 
 describe("invite lifecycle", () => {
@@ -60,7 +62,7 @@ describe("invite lifecycle", () => {
 
   it("a refresh keeps the id, email and creation time, takes the rest and queues the mail again", () => {
     const sent = { ...pending, mail_status: "sent" as const, mail_attempts: 1, mail_sent_at: at(1) }
-    const fresh = create({ ...input, id: "0190a000-0000-7000-8000-000000000009" as InviteId, role: "admin", now: at(2) })
+    const fresh = create({ ...input, id: InviteId.make("0190a000-0000-7000-8000-000000000009"), role: "admin", now: at(2) })
     expect(refresh(sent, fresh)).toEqual({ ...fresh, id: pending.id, created_at: t0 })
   })
 

@@ -2,7 +2,7 @@ import { DateTime, Duration, Effect, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { type InviteId, Links, type WorkspaceId } from "../shared/index.ts"
+import { InviteId, Links, WorkspaceId } from "../shared/index.ts"
 import { create, type Invite, revoke } from "./Invite.ts"
 import { afterAttempt, attempt, backoff, compose, type Delivery, maxAttempts, worthSending } from "./InviteMail.ts"
 import { InviteRepository } from "./InviteRepository.ts"
@@ -12,8 +12,8 @@ import { WorkspaceRepositoryMemory } from "./WorkspaceRepositoryMemory.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
 const input = {
-  id: "0190a000-0000-7000-8000-000000000001" as InviteId,
-  workspaceId: "0190a000-0000-7000-8000-000000000002" as WorkspaceId,
+  id: InviteId.make("0190a000-0000-7000-8000-000000000001"),
+  workspaceId: WorkspaceId.make("0190a000-0000-7000-8000-000000000002"),
   email: "a@example.com",
   role: "admin" as const,
   invitedBy: null,
@@ -128,9 +128,9 @@ describe("invite mail attempts", () => {
         yield* saved
         yield* TestClock.adjust("1 hour")
         const refreshed = yield* Effect.flatMap(InviteRepository, (r) =>
-          r.upsertPending(create({ ...input, id: crypto.randomUUID() as InviteId, now: DateTime.add(t0, { hours: 1 }) })))
+          r.upsertPending(create({ ...input, id: InviteId.make(crypto.randomUUID()), now: DateTime.add(t0, { hours: 1 }) })))
         expect(yield* attempt(deliveryOf(invite), 1)).toBe("skipped")
-        expect(yield* attempt({ ...deliveryOf(invite), invite_id: crypto.randomUUID() as InviteId }, 1)).toBe("skipped")
+        expect(yield* attempt({ ...deliveryOf(invite), invite_id: InviteId.make(crypto.randomUUID()) }, 1)).toBe("skipped")
         expect(yield* stored(refreshed)).toMatchObject({ mail_status: "queued", mail_attempts: 0 })
         expect(sent).toEqual([])
       })))
@@ -143,7 +143,7 @@ describe("invite mail attempts", () => {
         yield* TestClock.adjust("8 days")
         expect(yield* attempt(deliveryOf(invite), 1)).toBe("skipped")
         expect(yield* stored(invite)).toMatchObject({ _tag: "Pending", mail_status: "skipped", mail_attempts: 0 })
-        const other = create({ ...input, id: crypto.randomUUID() as InviteId, email: "b@example.com", now: yield* DateTime.now })
+        const other = create({ ...input, id: InviteId.make(crypto.randomUUID()), email: "b@example.com", now: yield* DateTime.now })
         yield* repository.upsertPending(other)
         yield* repository.settle(Result.getOrThrow(revoke(other, yield* DateTime.now)))
         expect(yield* attempt(deliveryOf(other), 1)).toBe("skipped")

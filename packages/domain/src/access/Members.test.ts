@@ -1,7 +1,7 @@
 import { DateTime, Duration, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { IdGenerator, type InviteId, Links, type WorkspaceId } from "../shared/index.ts"
+import { IdGenerator, InviteId, Links, type WorkspaceId } from "../shared/index.ts"
 import { Identity } from "./Identity.ts"
 import { type Invite, inviteLifetime, statusOf } from "./Invite.ts"
 import { InviteMailQueue } from "./InviteMailQueue.ts"
@@ -123,7 +123,7 @@ describe("Members", () => {
         yield* TestClock.adjust(inviteLifetime)
         expect(yield* Effect.flip(revoke(principal, workspaceId, lapsing.invite.id)))
           .toMatchObject({ _tag: "InviteNotPending", status: "expired" })
-        expect(yield* Effect.flip(revoke(principal, workspaceId, crypto.randomUUID() as InviteId)))
+        expect(yield* Effect.flip(revoke(principal, workspaceId, InviteId.make(crypto.randomUUID()))))
           .toMatchObject({ _tag: "NotFound", resource: "invite" })
       })))
 

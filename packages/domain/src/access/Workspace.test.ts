@@ -1,12 +1,13 @@
 import { DateTime, Result } from "effect"
 import { describe, expect, it } from "vitest"
-import type { UserId, WorkspaceId } from "../shared/index.ts"
+import { UserId } from "../shared/index.ts"
+import { WorkspaceId } from "../shared/index.ts"
 import { Membership, requireAdministrator, selectMembership } from "./Workspace.ts"
 
-const user = "0190a000-0000-7000-8000-00000000000a" as UserId
-const personal = "0190a000-0000-7000-8000-000000000001" as WorkspaceId
-const team = "0190a000-0000-7000-8000-000000000002" as WorkspaceId
-const elsewhere = "0190a000-0000-7000-8000-000000000003" as WorkspaceId
+const user = UserId.make("0190a000-0000-7000-8000-00000000000a")
+const personal = WorkspaceId.make("0190a000-0000-7000-8000-000000000001")
+const team = WorkspaceId.make("0190a000-0000-7000-8000-000000000002")
+const elsewhere = WorkspaceId.make("0190a000-0000-7000-8000-000000000003")
 const joined_at = DateTime.makeUnsafe("2026-11-21T10:00:00.000Z")
 const memberships = [
   new Membership({ workspace_id: team, user_id: user, role: "member", personal: false, joined_at }),

@@ -2,9 +2,9 @@ import { Bytes, DateTime, Effect, Layer, Option, References, Stream } from "effe
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { Principal, PushTokenRepository, TokenSecrets } from "../access/index.ts"
-import { type ChallengeInput, type LeaderboardId, Leaderboards } from "../leaderboards/index.ts"
+import { type ChallengeInput, LeaderboardId, Leaderboards } from "../leaderboards/index.ts"
 import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
-import { Links, type WorkspaceId } from "../shared/index.ts"
+import { Links, WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
 import { DatasetRepository } from "./DatasetRepository.ts"
 import { DatasetRepositoryMemory } from "./DatasetRepositoryMemory.ts"
@@ -204,7 +204,7 @@ describe("Datasets.push", () => {
     run(Effect.gen(function*() {
       const mine = yield* aLeaderboard()
       const other = yield* aLeaderboard()
-      const token = Principal.PushTokenPrincipal({ pushTokenId: uuid(7), workspaceId: uuid(1) as WorkspaceId, leaderboardId: mine })
+      const token = Principal.PushTokenPrincipal({ pushTokenId: uuid(7), workspaceId: WorkspaceId.make(uuid(1)), leaderboardId: mine })
       expect(yield* push(mine, rows(1), token)).toMatchObject({ accepted_rows: 1 })
       expect(yield* refusal(push(other, rows(1), token))).toMatchObject({ _tag: "Unauthenticated" })
       const datasets = yield* Datasets
@@ -250,7 +250,7 @@ describe("Datasets consolidation", () => {
       const datasets = yield* Datasets
       const get = yield* aLeaderboard({ dataset_type: "GET", consolidate_every_hours: 1 })
       expect(yield* datasets.consolidateIfDue(get)).toEqual(Option.none())
-      expect(yield* datasets.consolidateIfDue(uuid(999) as LeaderboardId)).toEqual(Option.none())
+      expect(yield* datasets.consolidateIfDue(LeaderboardId.make(uuid(999)))).toEqual(Option.none())
     })))
 
   it("a manual consolidation applies the leaderboard's dedupe and newest-N rules", () =>

@@ -5,14 +5,16 @@ import { configurationOf, createCase, creationKey, generationMessages, type Huma
 import { type CaseResponse, reviewState, type Slot } from "./CaseStage.ts"
 import { claim, complete, saveConfig, saveReview } from "./CaseLifecycle.ts"
 import { blindFailure, reviewerView } from "./ReviewerView.ts"
-import type { CaseId, ResponseId } from "./HumanEval.ts"
-import type { WorkspaceId } from "../shared/index.ts"
-import type { CandidateId, LeaderboardId } from "../leaderboards/index.ts"
+import { CaseId } from "./HumanEval.ts"
+import { ResponseId } from "./HumanEval.ts"
+import { WorkspaceId } from "../shared/index.ts"
+import { LeaderboardId } from "../leaderboards/index.ts"
+import { CandidateId } from "../leaderboards/index.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 const candidates = [101, 102, 103].map((n) => ({
-  id: uuid(n) as CandidateId,
+  id: CandidateId.make(uuid(n)),
   name: `model ${n}`,
   platform: "Router" as const,
   model_name: `vendor/model-${n}`
@@ -22,12 +24,12 @@ const configuration = "config-1"
 
 const draft = (): HumanCase =>
   Result.getOrThrow(createCase({
-    id: uuid(1) as CaseId,
+    id: CaseId.make(uuid(1)),
     input: "What is the refund window?",
     context: "Order 123",
     prompt_override: null,
-    leaderboardId: uuid(2) as LeaderboardId,
-    workspaceId: uuid(3) as WorkspaceId,
+    leaderboardId: LeaderboardId.make(uuid(2)),
+    workspaceId: WorkspaceId.make(uuid(3)),
     basePrompt: "Answer briefly.",
     attachments: [],
     configuration,
@@ -182,7 +184,7 @@ describe("the human case lifecycle", () => {
   })
 
   it("creation checks the text limits; a retry is recognised by its key", () => {
-    const base = { id: uuid(1) as CaseId, leaderboardId: uuid(2) as LeaderboardId, workspaceId: uuid(3) as WorkspaceId, basePrompt: "", attachments: [], configuration, now: t0 }
+    const base = { id: CaseId.make(uuid(1)), leaderboardId: LeaderboardId.make(uuid(2)), workspaceId: WorkspaceId.make(uuid(3)), basePrompt: "", attachments: [], configuration, now: t0 }
     expect(failureOf(createCase({ ...base, input: "  " }))).toMatchObject({ path: ["input"] })
     expect(failureOf(createCase({ ...base, input: "x".repeat(32_001) }))).toMatchObject({ path: ["input"] })
     expect(failureOf(createCase({ ...base, input: "ok", context: "x".repeat(32_001) }))).toMatchObject({ path: ["context"] })
@@ -248,7 +250,7 @@ describe("the case's transitions at their boundaries", () => {
     expect(refused([...responses, responses[0]!])).toMatchObject({ _tag: "InvalidInput" })
     expect(refused([responses[0]!, responses[0]!, responses[2]!])).toMatchObject({ _tag: "InvalidInput" })
     // the right candidate under another response id, and the right response id answered by another candidate
-    expect(refused([responses[0]!, { ...responses[1]!, response_id: uuid(999) as ResponseId }, responses[2]!]))
+    expect(refused([responses[0]!, { ...responses[1]!, response_id: ResponseId.make(uuid(999)) }, responses[2]!]))
       .toMatchObject({ _tag: "InvalidInput" })
     expect(refused([responses[0]!, { ...responses[1]!, candidate_id: responses[2]!.candidate_id }, responses[2]!]))
       .toMatchObject({ _tag: "InvalidInput" })

@@ -13,7 +13,7 @@ import { HumanAccess } from "./HumanAccess.ts"
 import { HumanCaseRepositoryMemory } from "./HumanCaseRepositoryMemory.ts"
 import { HumanCases } from "./HumanCases.ts"
 import { HumanDocumentRepository } from "./HumanDocumentRepository.ts"
-import type { CaseId } from "./HumanEval.ts"
+import { CaseId } from "./HumanEval.ts"
 import { blindFailure, reviewerView } from "./ReviewerView.ts"
 
 // The use case over the memory repositories. Ports without a memory adapter are tiny fakes: ids in
@@ -83,7 +83,7 @@ const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>) => 
 
 const owner = workspaceOwner(1)
 const stranger = workspaceOwner(2)
-const caseId = uuid(7) as CaseId
+const caseId = CaseId.make(uuid(7))
 
 /** A human leaderboard of `owner` with these Router candidates. */
 const aHumanLeaderboard = (names = ["mini", "large", "flaky"]) =>
@@ -245,7 +245,7 @@ describe("HumanCases", () => {
       const leaderboard = yield* humanLeaderboard
       yield* generatedCase(leaderboard)
       expect(yield* Effect.flip(cases.get(stranger, leaderboard, caseId))).toMatchObject({ _tag: "NotFound", resource: "leaderboard" })
-      expect(yield* Effect.flip(cases.create(stranger, leaderboard, { id: uuid(8) as CaseId, input: "x" })))
+      expect(yield* Effect.flip(cases.create(stranger, leaderboard, { id: CaseId.make(uuid(8)), input: "x" })))
         .toMatchObject({ _tag: "NotFound" })
     })))
 

@@ -10,7 +10,8 @@ import {
   Principal
 } from "../access/index.ts"
 import { BudgetLedgerMemory } from "../access/memory.ts"
-import type { TokenId, WorkspaceId } from "../shared/index.ts"
+import { TokenId } from "../shared/index.ts"
+import { WorkspaceId } from "../shared/index.ts"
 import { uuid } from "../testing/index.ts"
 import { CallBudgets, reservationLifetime } from "./CallBudgets.ts"
 
@@ -23,8 +24,8 @@ const now = "2026-11-18T15:30:00.000Z"
 const budgeted = (budget_limit: number | null, budget_reset_interval: BudgetResetInterval | null = "daily", n = 1) =>
   Principal.ApiTokenPrincipal({
     token: new ApiToken({
-      id: uuid(n) as TokenId,
-      workspace_id: uuid(100) as WorkspaceId,
+      id: TokenId.make(uuid(n)),
+      workspace_id: WorkspaceId.make(uuid(100)),
       name: "budgeted",
       display_prefix: "pod_abcd",
       scopes: ["leaderboards:inference"],
@@ -61,7 +62,7 @@ const started = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 describe("CallBudgets", () => {
   it("reserves nothing for a caller without a budget, and settling nothing does nothing", () =>
     run(Effect.gen(function*() {
-      const push = Principal.PushTokenPrincipal({ pushTokenId: uuid(9), workspaceId: uuid(100) as WorkspaceId, leaderboardId: uuid(8) })
+      const push = Principal.PushTokenPrincipal({ pushTokenId: uuid(9), workspaceId: WorkspaceId.make(uuid(100)), leaderboardId: uuid(8) })
       expect(yield* reserve(push, priced(5))).toEqual(Option.none())
       const unlimited = budgeted(null, null)
       expect(yield* reserve(unlimited, priced(5))).toEqual(Option.none())

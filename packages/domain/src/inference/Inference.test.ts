@@ -13,7 +13,8 @@ import {
   ModelDirectory
 } from "../leaderboards/index.ts"
 import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
-import type { TokenId, WorkspaceId } from "../shared/index.ts"
+import { TokenId } from "../shared/index.ts"
+import { WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, SecretCipherSealing, ServiceModelsEmpty, uuid, workspaceOwner } from "../testing/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
 import { CandidateCalls } from "./CandidateCalls.ts"
@@ -33,14 +34,14 @@ import { TraceWriter } from "./TraceWriter.ts"
 
 const owner = workspaceOwner(1)
 const stranger = workspaceOwner(2)
-const workspace = uuid(1) as WorkspaceId
+const workspace = WorkspaceId.make(uuid(1))
 const now = "2026-11-22T10:00:00.000Z"
 
 /** An API token of `owner`'s workspace, with this budget (USD a day). */
 const token = (budget_limit: number | null) =>
   Principal.ApiTokenPrincipal({
     token: new ApiToken({
-      id: uuid(50) as TokenId,
+      id: TokenId.make(uuid(50)),
       workspace_id: workspace,
       name: "production",
       display_prefix: "pod_abcd",

@@ -1,18 +1,18 @@
 import { DateTime, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { WorkspaceId } from "../shared/index.ts"
-import { applyUpdate, type CandidateId, challengeOf, Leaderboard, type LeaderboardId, type UpdateInput } from "./Leaderboard.ts"
+import { WorkspaceId } from "../shared/index.ts"
+import { applyUpdate, CandidateId, challengeOf, Leaderboard, LeaderboardId, type UpdateInput } from "./Leaderboard.ts"
 import { scheduleOf } from "./Schedule.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
 const t1 = DateTime.makeUnsafe("2026-11-22T11:00:00.000Z")
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
-const candidate = uuid(11) as CandidateId
+const candidate = CandidateId.make(uuid(11))
 
 const leaderboard = new Leaderboard({
-  id: uuid(1) as LeaderboardId,
-  workspace_id: uuid(2) as WorkspaceId,
+  id: LeaderboardId.make(uuid(1)),
+  workspace_id: WorkspaceId.make(uuid(2)),
   name: "Support answers",
   description: "",
   status: "active",
@@ -67,7 +67,7 @@ describe("applyUpdate", () => {
 
   it("manual serving needs a chosen candidate of this leaderboard", () => {
     expect(failureOf(update({ chosen_model_strategy: "manual" }))).toMatchObject({ path: ["chosen_leaderboard_model_id"] })
-    expect(failureOf(update({ chosen_leaderboard_model_id: uuid(99) as CandidateId })))
+    expect(failureOf(update({ chosen_leaderboard_model_id: CandidateId.make(uuid(99)) })))
       .toMatchObject({ path: ["chosen_leaderboard_model_id"] })
     const manual = updated({ chosen_model_strategy: "manual", chosen_leaderboard_model_id: candidate })
     expect(manual).toMatchObject({ chosen_model_strategy: "manual", chosen_leaderboard_model_id: candidate })

@@ -2,7 +2,7 @@ import { DateTime, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
-import type { CandidateId } from "./Leaderboard.ts"
+import { CandidateId } from "./Leaderboard.ts"
 import { LeaderboardRepositoryMemory } from "./LeaderboardRepositoryMemory.ts"
 import { Leaderboards } from "./Leaderboards.ts"
 
@@ -102,7 +102,7 @@ describe("Leaderboards", () => {
       expect(yield* failureOf(leaderboards.get(owner, id))).toMatchObject({ _tag: "NotFound" })
       expect(yield* failureOf(leaderboards.update(owner, id, { name: "x", extra: {} }))).toMatchObject({ _tag: "NotFound" })
       expect(yield* failureOf(leaderboards.remove(owner, id))).toMatchObject({ _tag: "NotFound" })
-      expect(yield* failureOf(leaderboards.removeCandidate(owner, id, uuid(9) as CandidateId)))
+      expect(yield* failureOf(leaderboards.removeCandidate(owner, id, CandidateId.make(uuid(9)))))
         .toMatchObject({ _tag: "NotFound" })
     })))
 })

@@ -10,7 +10,7 @@ import { type BaseModel, baseModelId } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
 import { FineTuneScheduler } from "./FineTuneScheduler.ts"
-import { type ModelId, newModel } from "./Model.ts"
+import { ModelId, newModel } from "./Model.ts"
 import { FineTuneQueue } from "./FineTuneQueue.ts"
 import { FineTuneRepository } from "./FineTuneRepository.ts"
 import { ModelRepository } from "./ModelRepository.ts"
@@ -71,7 +71,7 @@ describe("scheduled fine-tunes", () => {
         const now = yield* DateTime.now
         // stored as it is (the assignment rule is the use case's, tested elsewhere)
         const model = newModel({
-          id: "00000000-0000-4000-8000-0000000000aa" as ModelId,
+          id: ModelId.make("00000000-0000-4000-8000-0000000000aa"),
           workspace_id: leaderboard.workspace_id,
           name: "scheduled",
           selected_base_model_version_id: base.id,

@@ -1,13 +1,13 @@
 import { DateTime, Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { Candidate, type CandidateId, challengeOf, type LeaderboardId } from "../leaderboards/index.ts"
+import { Candidate, CandidateId, challengeOf, LeaderboardId } from "../leaderboards/index.ts"
 import { runnable } from "./Run.ts"
 
 const t0 = DateTime.makeUnsafe("2026-11-23T10:00:00.000Z")
-const id = "018f0000-0000-7000-8000-000000000001" as LeaderboardId
+const id = LeaderboardId.make("018f0000-0000-7000-8000-000000000001")
 const candidate = (n: number) =>
   new Candidate({
-    id: `018f0000-0000-7000-8000-00000000010${n}` as CandidateId,
+    id: CandidateId.make(`018f0000-0000-7000-8000-00000000010${n}`),
     leaderboard_id: id,
     name: `c${n}`,
     platform: "Custom",
