@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { aCandidate, aLeaderboard, apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
@@ -240,14 +239,14 @@ describe("assignment", () => {
     )
     fake.delayMs = 200
     try {
-      const { run } = await owner.api((c) => c.runs.start({ params: { leaderboard_id: id as LeaderboardId }, payload: null }))
+      const { run } = await owner.api((c) => c.runs.start({ params: { leaderboard_id: id }, payload: null }))
       const refused = await call("POST", "/api/models", { name: "busy", leaderboard_ids: [id] })
       expect(refused.status).toBe(409)
       expect(refused.body.error).toMatchObject({ code: "leaderboard_running_assignment_blocked", details: { leaderboard_id: id } })
       const model = (await call("POST", "/api/models", { name: "later" })).body.model
       const patched = await call("PATCH", `/api/models/${model.id}`, { leaderboardIds: [id] })
       expect(patched.body.error.code).toBe("leaderboard_running_assignment_blocked")
-      await owner.api((c) => c.runs.cancel({ params: { leaderboard_id: id as LeaderboardId, run_id: run.id } }))
+      await owner.api((c) => c.runs.cancel({ params: { leaderboard_id: id, run_id: run.id } }))
       const after = await call("PATCH", `/api/models/${model.id}`, { leaderboardIds: [id] })
       expect(after.status).toBe(200)
       expect(after.body.model.leaderboard_ids).toEqual([id])

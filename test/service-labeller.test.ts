@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
 import { aLeaderboard, type NewCandidate, servingLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
 import { expectError } from "./support/Client.ts"
@@ -107,7 +106,7 @@ describe("a Service candidate as the labeller", () => {
     await owner.api((c) => c.pushDatasets.push({ params: { leaderboard_id: id }, payload: [...rows] }))
     await owner.api((c) => c.datasetAdmin.consolidate({ params: { leaderboard_id: id } }))
     // two candidates, none chosen and no ranking yet: nothing serves
-    await expectError(owner.api((c) => c.datasetAdmin.autoLabels({ params: { leaderboard_id: id as LeaderboardId } })), 409, "no_labeller")
+    await expectError(owner.api((c) => c.datasetAdmin.autoLabels({ params: { leaderboard_id: id } })), 409, "no_labeller")
     const refused = await expectError(
       owner.api((c) => c.runs.improveDataset({ params: { leaderboard_id: id }, payload: null })),
       409,

@@ -10,8 +10,8 @@ const at = (hours: number) => DateTime.add(t0, { hours })
 /** A signed-up user, with the personal workspace they own since `joined`. */
 export const aUser = (joined = t0) =>
   Effect.gen(function*() {
-    const id = crypto.randomUUID()
-    const user = new User({ id: id as UserId, subject: `contract-${id}`, email: `${id}@Example.com` })
+    const id = UserId.make(crypto.randomUUID())
+    const user = new User({ id, subject: `contract-${id}`, email: `${id}@Example.com` })
     const workspaceId = WorkspaceId.make(crypto.randomUUID())
     yield* (yield* WorkspaceRepository).createUser(user, workspaceId, joined)
     return { user, workspaceId }
