@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
+import type { RunId } from "@podium/domain/shared"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { aCandidate, aLeaderboard, signedIn } from "./support/Builders.ts"
 import type { Caller } from "./support/Client.ts"
@@ -22,7 +23,7 @@ afterAll(async () => {
 const concurrency = 4
 const rows = Array.from({ length: 300 }, (_, i) => ({ question: `q${i}`, answer: `a${i}` }))
 
-const runOf = async (api: Caller, leaderboard_id: LeaderboardId, run_id: string) =>
+const runOf = async (api: Caller, leaderboard_id: LeaderboardId, run_id: RunId) =>
   (await api((c) => c.runs.get({ params: { leaderboard_id, run_id } }))).run
 
 describe("kill -9 during a run", () => {

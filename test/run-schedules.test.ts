@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Cron, DateTime, Result, type Schema } from "effect"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { RunId } from "@podium/domain/shared"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { aCandidate, aLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
 import { expectValidation } from "./support/Client.ts"
@@ -91,7 +92,7 @@ describe("runs left queued", () => {
   it("a run stored but never enqueued (a crash in between) is enqueued again and runs", async () => {
     const id = await leaderboard()
     const [candidate] = (await owner.api((c) => c.leaderboards.get({ params: { leaderboard_id: id } }))).models
-    const runId = randomUUID()
+    const runId = RunId.make(randomUUID())
     await query(podium.databaseUrl, (sql) =>
       sql`INSERT INTO runs (id, leaderboard_id, workspace_id, status, run_source, eval_type, model_ids, improve_dataset,
             prior_status, created_at)

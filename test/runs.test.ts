@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
+import type { RunId } from "@podium/domain/shared"
 import { wilson } from "@podium/domain/runs"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import {
@@ -68,7 +69,7 @@ const leaderboardWith = async (models: ReadonlyArray<string>, overrides: Partial
 const startRun = (id: LeaderboardId, payload?: { model_ids?: Array<string>; improve_dataset?: boolean }) =>
   owner.api((c) => c.runs.start({ params: { leaderboard_id: id }, payload: payload ?? null }))
 
-const ended = async (id: LeaderboardId, runId: string) => {
+const ended = async (id: LeaderboardId, runId: RunId) => {
   await expect.poll(async () => (await owner.api((c) => c.runs.get({ params: { leaderboard_id: id, run_id: runId } }))).run.status, {
     timeout: 30_000,
     interval: 50

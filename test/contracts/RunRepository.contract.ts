@@ -105,7 +105,7 @@ const aResult = (leaderboard_model_id: string): CandidateResult => ({
 const succeeded = { status: "succeeded", results: [], winner: null, error: null } as const
 const cancelled = { status: "cancelled", results: [], winner: null, error: null } as const
 
-const found = (id: string) =>
+const found = (id: RunId) =>
   Effect.flatMap(RunRepository, (runs) =>
     Effect.map(runs.find(id), (run) => {
       assert.isTrue(Option.isSome(run), `run ${id} was expected`)
@@ -120,7 +120,7 @@ const leaderboardOf = (leaderboard: Leaderboard) =>
     }))
 
 /** Tallies by candidate id: the adapters may give them in any order. */
-const talliesOf = (runId: string) =>
+const talliesOf = (runId: RunId) =>
   Effect.flatMap(RunRepository, (runs) =>
     Effect.map(runs.tallies(runId), (tallies) => [...tallies].sort((a, b) => a.candidate_id < b.candidate_id ? -1 : 1)))
 
@@ -143,9 +143,9 @@ export const runRepositoryContract = (
           const first = aRun(leaderboard, { created_at: t0 })
           yield* runs.create(first)
           assert.deepStrictEqual(yield* found(first.id), runView(first))
-          assert.isTrue(Option.isNone(yield* runs.find(uuid())))
+          assert.isTrue(Option.isNone(yield* runs.find(RunId.make(uuid()))))
           assert.deepStrictEqual(yield* runs.status(first.id), Option.some("queued" as const))
-          assert.isTrue(Option.isNone(yield* runs.status(uuid())))
+          assert.isTrue(Option.isNone(yield* runs.status(RunId.make(uuid()))))
           assert.include((yield* runs.queuedBefore(at(1))).map((r) => r.id), first.id)
           assert.notInclude((yield* runs.queuedBefore(t0)).map((r) => r.id), first.id)
 
@@ -283,7 +283,7 @@ export const runRepositoryContract = (
             finished_at: DateTime.formatIso(at(1))
           })
           assert.deepStrictEqual(yield* runs.pendingRows(queued.id, queued.model_ids[0]!, 0, 10), [])
-          assert.isFalse(yield* runs.start(uuid(), aDataset(1), rowsOf(1), at(2)))
+          assert.isFalse(yield* runs.start(RunId.make(uuid()), aDataset(1), rowsOf(1), at(2)))
         }))
 
       it.effect("pending rows are those in [from, to) without a cell of the candidate, in index order", () =>
@@ -365,7 +365,7 @@ export const runRepositoryContract = (
             { candidate_id: c, correct: 0, total: 20, errors: 0, latency_ms_p50: 10, latency_ms_p95: 19, total_cost_usd: 2.5 }
           ]
           assert.deepStrictEqual(yield* talliesOf(run.id), expected)
-          assert.deepStrictEqual(yield* runs.tallies(uuid()), [])
+          assert.deepStrictEqual(yield* runs.tallies(RunId.make(uuid())), [])
         }))
 
       it.effect("progress is counted while the run is active and frozen when it ends; ending twice does nothing", () =>
@@ -406,7 +406,7 @@ export const runRepositoryContract = (
           assert.isFalse(yield* runs.end(run.id, { status: "failed", results: [], winner: null, error: "late" }, at(6)))
           assert.deepStrictEqual(yield* found(run.id), ended)
           assert.deepStrictEqual(yield* leaderboardOf(leaderboard), version)
-          assert.isFalse(yield* runs.end(uuid(), succeeded, at(6)))
+          assert.isFalse(yield* runs.end(RunId.make(uuid()), succeeded, at(6)))
         }))
 
       it.effect("a failed run keeps its error; one ended before it started has no progress", () =>
@@ -450,7 +450,7 @@ export const runRepositoryContract = (
             { index: 4, input: "q4", reference: "a4", cells: [] }
           ])
           assert.deepStrictEqual(yield* page(10, 5), [])
-          assert.deepStrictEqual(yield* runs.results(uuid(), { limit: 10, offset: 0 }), [])
+          assert.deepStrictEqual(yield* runs.results(RunId.make(uuid()), { limit: 10, offset: 0 }), [])
         }))
 
       it.effect("text Postgres cannot hold: U+0000 in a row is refused, a lone surrogate in its text becomes U+FFFD; cells store both as U+FFFD", () =>

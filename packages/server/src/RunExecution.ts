@@ -2,6 +2,7 @@ import { Effect, Layer, Schema } from "effect"
 import { Activity, Workflow } from "effect/workflow"
 import { orFail, persistent, reasonOf, workflows } from "./Steps.ts"
 import { LeaderboardId } from "@podium/domain/leaderboards"
+import { RunId } from "@podium/domain/shared"
 import {
   DatasetImprovements,
   DatasetMissing,
@@ -19,7 +20,7 @@ import {
  * short is asked again for its unanswered rows only (a cell is written once).
  */
 export const RunWorkflow = Workflow.make("Run", {
-  payload: { run_id: Schema.String },
+  payload: { run_id: RunId },
   idempotencyKey: ({ run_id }) => run_id
 })
 

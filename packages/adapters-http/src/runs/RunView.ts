@@ -4,7 +4,8 @@ import { IsoTimestamp } from "../api/Schemas.ts"
 
 /** The Run object of the contract, with the per-candidate `score_low`/`score_high` (Wilson 95%). */
 export const RunView = Schema.Struct({
-  id: Schema.String,
+  // typed as the RunId it is, with no check added to the document (brand changes no schema)
+  id: Schema.String.pipe(Schema.brand("RunId")),
   leaderboard_id: Schema.String,
   status: RunStatus,
   run_source: RunSource,

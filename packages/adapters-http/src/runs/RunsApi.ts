@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { LeaderboardId } from "@podium/domain/leaderboards"
+import { RunId } from "@podium/domain/shared"
 import { RunSource } from "@podium/domain/runs"
 import { NotFound } from "../api/Errors.ts"
 import { LeaderboardArchived } from "../leaderboards/LeaderboardsErrors.ts"
@@ -66,7 +67,7 @@ const AgreementView = Schema.Struct({
 }).annotate({ identifier: "JudgeAgreement" })
 
 const params = { leaderboard_id: LeaderboardId }
-const runParams = { leaderboard_id: LeaderboardId, run_id: Schema.String.check(Schema.isUUID()) }
+const runParams = { leaderboard_id: LeaderboardId, run_id: RunId }
 const run = "leaderboards:run" as const
 const read = "leaderboards:read" as const
 

@@ -1,5 +1,7 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { Cell, CandidateResult, Run, RunDataset, RunRow, RunStatus } from "./Run.ts"
+import type { LeaderboardId } from "../leaderboards/index.ts"
+import type { RunId } from "../shared/index.ts"
 import type { RunInProgress } from "./RunErrors.ts"
 
 /** A candidate's cells, counted: what ranking needs. Latencies are of answered calls. */
@@ -41,26 +43,26 @@ export class RunRepository extends Context.Service<RunRepository, {
   /** Runs still queued that were created before `cutoff`: their job may never have been enqueued. */
   readonly queuedBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<Run>>
   /** The run's status alone: cheap enough to look at while it runs. */
-  readonly status: (id: string) => Effect.Effect<Option.Option<RunStatus>>
+  readonly status: (id: RunId) => Effect.Effect<Option.Option<RunStatus>>
   /** With progress counted now while the run is active. */
-  readonly find: (id: string) => Effect.Effect<Option.Option<Run>>
+  readonly find: (id: RunId) => Effect.Effect<Option.Option<Run>>
   /** Newest first. */
   readonly list: (
-    leaderboardId: string,
+    leaderboardId: LeaderboardId,
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<ReadonlyArray<Run>>
   /** Stores the run's rows and marks it running, once; false when the rows were stored before (or it ended). */
-  readonly start: (runId: string, dataset: RunDataset, rows: ReadonlyArray<RunRow>, now: DateTime.Utc) => Effect.Effect<boolean>
+  readonly start: (runId: RunId, dataset: RunDataset, rows: ReadonlyArray<RunRow>, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Rows with index in [from, to) that have no cell of the candidate yet, in index order. */
-  readonly pendingRows: (runId: string, candidateId: string, from: number, to: number) => Effect.Effect<ReadonlyArray<RunRow>>
+  readonly pendingRows: (runId: RunId, candidateId: string, from: number, to: number) => Effect.Effect<ReadonlyArray<RunRow>>
   /** Once per (row, candidate), while the run is running; text Postgres cannot hold is stored as U+FFFD. */
-  readonly saveCell: (runId: string, cell: Cell, now: DateTime.Utc) => Effect.Effect<void>
-  readonly tallies: (runId: string) => Effect.Effect<ReadonlyArray<CellTally>>
+  readonly saveCell: (runId: RunId, cell: Cell, now: DateTime.Utc) => Effect.Effect<void>
+  readonly tallies: (runId: RunId) => Effect.Effect<ReadonlyArray<CellTally>>
   /** Ends an active run and gives its leaderboard back its status; false when it had ended already. */
-  readonly end: (runId: string, end: RunEnd, now: DateTime.Utc) => Effect.Effect<boolean>
+  readonly end: (runId: RunId, end: RunEnd, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Rows in index order with their cells. */
   readonly results: (
-    runId: string,
+    runId: RunId,
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<ReadonlyArray<ResultRow>>
 }>()("@podium/domain/runs/RunRepository") {}

@@ -10,7 +10,7 @@ import {
   type Send
 } from "../inference/index.ts"
 import { type Candidate, type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
-import { storableText } from "../shared/index.ts"
+import { type RunId, storableText } from "../shared/index.ts"
 import { rank, winnerOf } from "./Ranking.ts"
 import { type Cell, inputKey, type Run, type RunDataset, type RunRow } from "./Run.ts"
 import { DatasetUnavailable } from "./RunDatasetSource.ts"
@@ -44,16 +44,16 @@ const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittere
  */
 export class RunSteps extends Context.Service<RunSteps, {
   /** What the run's steps need to know of it. */
-  readonly describe: (runId: string) => Effect.Effect<{ readonly improve_dataset: boolean; readonly leaderboard_id: LeaderboardId }>
+  readonly describe: (runId: RunId) => Effect.Effect<{ readonly improve_dataset: boolean; readonly leaderboard_id: LeaderboardId }>
   /** Step 1: fixes the run's rows (fetched or read now) and marks it running; answers how many, and who is asked. */
   readonly prepare: (
-    runId: string
+    runId: RunId
   ) => Effect.Effect<{ readonly rows: number; readonly model_ids: ReadonlyArray<string> }, DatasetUnavailable | DatasetMissing>
   /** Step 2, per candidate and chunk of rows: asks the rows in [from, to) the candidate has not answered. */
-  readonly ask: (runId: string, candidateId: string, from: number, to: number) => Effect.Effect<void>
+  readonly ask: (runId: RunId, candidateId: string, from: number, to: number) => Effect.Effect<void>
   /** Step 3: ranks, records the winner (served at once) and ends the run. */
-  readonly finish: (runId: string) => Effect.Effect<void>
-  readonly fail: (runId: string, error: string) => Effect.Effect<void>
+  readonly finish: (runId: RunId) => Effect.Effect<void>
+  readonly fail: (runId: RunId, error: string) => Effect.Effect<void>
 }>()("@podium/domain/runs/RunSteps") {
   static readonly layer = Layer.effect(
     RunSteps,
@@ -67,7 +67,7 @@ export class RunSteps extends Context.Service<RunSteps, {
 
       const judgeOf = (leaderboard: Leaderboard) => judgeModelOf(leaderboard.challenge)
 
-      const runOf = (runId: string) =>
+      const runOf = (runId: RunId) =>
         Effect.flatMap(runs.find(runId), Option.match({
           onNone: () => Effect.die(new Error(`run ${runId} is gone`)),
           onSome: Effect.succeed
@@ -79,7 +79,7 @@ export class RunSteps extends Context.Service<RunSteps, {
           onSome: Effect.succeed
         }))
 
-      const prepare = Effect.fn("RunSteps.prepare")(function*(runId: string) {
+      const prepare = Effect.fn("RunSteps.prepare")(function*(runId: RunId) {
         const run = yield* runOf(runId)
         if (run.status !== "queued") return { rows: run.dataset?.rows ?? 0, model_ids: run.model_ids }
         const { leaderboard } = yield* leaderboardOf(run)
@@ -143,18 +143,18 @@ export class RunSteps extends Context.Service<RunSteps, {
        * RUN_CONCURRENCY (no drain to zero at every chunk's end).
        */
       const gates = new Map<string, Semaphore.Semaphore>()
-      const gateOf = (runId: string, candidateId: string, permits: number) => {
+      const gateOf = (runId: RunId, candidateId: string, permits: number) => {
         const key = `${runId}:${candidateId}`
         let gate = gates.get(key)
         if (gate === undefined) gates.set(key, gate = Semaphore.makeUnsafe(permits))
         return gate
       }
-      const dropGates = (runId: string) =>
+      const dropGates = (runId: RunId) =>
         Effect.sync(() => {
           for (const key of gates.keys()) if (key.startsWith(`${runId}:`)) gates.delete(key)
         })
 
-      const ask = Effect.fn("RunSteps.ask")(function*(runId: string, candidateId: string, from: number, to: number) {
+      const ask = Effect.fn("RunSteps.ask")(function*(runId: RunId, candidateId: string, from: number, to: number) {
         const run = yield* runOf(runId)
         if (run.status !== "running") return
         const rows = yield* runs.pendingRows(runId, candidateId, from, to)
@@ -236,7 +236,7 @@ export class RunSteps extends Context.Service<RunSteps, {
         )
       })
 
-      const finish = Effect.fn("RunSteps.finish")(function*(runId: string) {
+      const finish = Effect.fn("RunSteps.finish")(function*(runId: RunId) {
         const run = yield* runOf(runId)
         if (run.status !== "running") return
         const { candidates } = yield* leaderboardOf(run)
@@ -262,12 +262,12 @@ export class RunSteps extends Context.Service<RunSteps, {
         if (ended && winner !== null) yield* repository.setRankingWinner(run.leaderboard_id, winner)
       })
 
-      const fail = Effect.fn("RunSteps.fail")(function*(runId: string, error: string) {
+      const fail = Effect.fn("RunSteps.fail")(function*(runId: RunId, error: string) {
         yield* runs.end(runId, { status: "failed", results: [], winner: null, error: storableText(error) }, yield* DateTime.now)
         yield* dropGates(runId)
       })
 
-      const describe = (runId: string) =>
+      const describe = (runId: RunId) =>
         Effect.map(runOf(runId), (run) => ({ improve_dataset: run.improve_dataset, leaderboard_id: run.leaderboard_id }))
 
       return RunSteps.of({ describe, prepare, ask, finish, fail })

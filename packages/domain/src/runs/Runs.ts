@@ -1,7 +1,7 @@
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import type { Principal } from "../access/index.ts"
 import { LeaderboardArchived, type LeaderboardId, Leaderboards } from "../leaderboards/index.ts"
-import { InvalidInput, NotFound } from "../shared/index.ts"
+import { InvalidInput, NotFound, type RunId } from "../shared/index.ts"
 import { isActive, type Run } from "./Run.ts"
 import { type Agreement, agreement } from "./Agreement.ts"
 import { HumanVerdicts } from "./HumanVerdicts.ts"
@@ -28,19 +28,19 @@ export class Runs extends Context.Service<Runs, {
     leaderboardId: LeaderboardId,
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<ReadonlyArray<Run>, NotFound>
-  readonly get: (principal: Principal, leaderboardId: LeaderboardId, runId: string) => Effect.Effect<Run, NotFound>
+  readonly get: (principal: Principal, leaderboardId: LeaderboardId, runId: RunId) => Effect.Effect<Run, NotFound>
   readonly results: (
     principal: Principal,
     leaderboardId: LeaderboardId,
-    runId: string,
+    runId: RunId,
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<{ readonly run: Run; readonly rows: ReadonlyArray<ResultRow> }, NotFound>
-  readonly cancel: (principal: Principal, leaderboardId: LeaderboardId, runId: string) => Effect.Effect<Run, NotFound | RunEnded>
+  readonly cancel: (principal: Principal, leaderboardId: LeaderboardId, runId: RunId) => Effect.Effect<Run, NotFound | RunEnded>
   /** How far the run's judge agrees with people who judged the same answers (judge runs only). */
   readonly agreement: (
     principal: Principal,
     leaderboardId: LeaderboardId,
-    runId: string
+    runId: RunId
   ) => Effect.Effect<Agreement, NotFound | NotRunnable>
 }>()("@podium/domain/runs/Runs") {
   static readonly layer = Layer.effect(
@@ -56,7 +56,7 @@ export class Runs extends Context.Service<Runs, {
         return yield* launch(leaderboard, candidates, request)
       })
 
-      const visibleRun = Effect.fnUntraced(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+      const visibleRun = Effect.fnUntraced(function*(principal: Principal, leaderboardId: LeaderboardId, runId: RunId) {
         yield* leaderboards.get(principal, leaderboardId)
         const run = yield* runs.find(runId)
         if (Option.isNone(run) || run.value.leaderboard_id !== leaderboardId) return yield* new NotFound({ resource: "run", id: runId })
@@ -72,21 +72,21 @@ export class Runs extends Context.Service<Runs, {
         return yield* runs.list(leaderboardId, page)
       })
 
-      const get = Effect.fn("Runs.get")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+      const get = Effect.fn("Runs.get")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: RunId) {
         return yield* visibleRun(principal, leaderboardId, runId)
       })
 
       const results = Effect.fn("Runs.results")(function*(
         principal: Principal,
         leaderboardId: LeaderboardId,
-        runId: string,
+        runId: RunId,
         page: { readonly limit: number; readonly offset: number }
       ) {
         const run = yield* visibleRun(principal, leaderboardId, runId)
         return { run, rows: yield* runs.results(runId, page) }
       })
 
-      const cancel = Effect.fn("Runs.cancel")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+      const cancel = Effect.fn("Runs.cancel")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: RunId) {
         const run = yield* visibleRun(principal, leaderboardId, runId)
         if (!isActive(run.status)) return yield* new RunEnded({ run_id: runId, status: run.status })
         const ended = yield* runs.end(runId, { status: "cancelled", results: [], winner: null, error: null }, yield* DateTime.now)
@@ -94,7 +94,7 @@ export class Runs extends Context.Service<Runs, {
         if (!ended && now.status !== "cancelled") return yield* new RunEnded({ run_id: runId, status: now.status })
         return now
       })
-      const agreementOf = Effect.fn("Runs.agreement")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: string) {
+      const agreementOf = Effect.fn("Runs.agreement")(function*(principal: Principal, leaderboardId: LeaderboardId, runId: RunId) {
         const run = yield* visibleRun(principal, leaderboardId, runId)
         if (run.eval_type !== "judge") {
           return yield* new NotRunnable({ leaderboard_id: leaderboardId, message: "Agreement compares a judge's verdicts: this run scored exactly" })
