@@ -1,4 +1,5 @@
 import type { LeaderboardId } from "@podium/domain/leaderboards"
+import type { RunId } from "@podium/domain/shared"
 import type { Caller } from "./Client.ts"
 import { Alert, formatDate, IntervalChart, Loading, Page, percent, Table, useAction, useInterval, useLoad, usd } from "./ui.tsx"
 
@@ -74,7 +75,7 @@ export const RunPage = ({ call, leaderboardId, runId }: {
   readonly leaderboardId: string
   readonly runId: string
 }) => {
-  const params = { leaderboard_id: leaderboardId as LeaderboardId, run_id: runId }
+  const params = { leaderboard_id: leaderboardId as LeaderboardId, run_id: runId as RunId }
   const loaded = useLoad(() => call((c) => c.runs.get({ params })), [leaderboardId, runId])
   const run = loaded.value?.run
   const running = run !== undefined && active(run.status)
