@@ -13,6 +13,7 @@ import {
   WebhookOutbox,
   WebhookRepository
 } from "@podium/domain/models"
+import { ModelVersionId } from "@podium/domain/shared"
 import { Context, DateTime, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { aUser } from "./WorkspaceRepository.contract.ts"
@@ -45,8 +46,8 @@ const aModel = Effect.gen(function*() {
   return model
 })
 
-const aLog = (model: Model, created_at: DateTime.Utc, fields: Partial<InferenceLog> = {}) => {
-  const version_id = uuid()
+const aLog = (model: Model, created_at: DateTime.Utc, fields: Partial<InferenceLog> = {}): InferenceLog => {
+  const version_id = ModelVersionId.make(uuid())
   return {
     id: uuid(),
     model_id: model.id,
@@ -374,7 +375,7 @@ export const inferenceLogsPostgresContract = <R>(
         Effect.gen(function*() {
           const model = yield* aModel
           const gone = new Model({ ...model, id: uuid() as Model["id"] })
-          const refused = [aLog(gone, at(1)), aLog(model, at(2), { version_id: "not-a-uuid" })]
+          const refused = [aLog(gone, at(1)), aLog(model, at(2), { version_id: "not-a-uuid" as InferenceLog["version_id"] })]
           const logs = Array.from({ length: 300 }, (_, i) => aLog(model, at(3 + i)))
           yield* recorded([...logs.slice(0, 100), ...refused, ...logs.slice(100)], true)
           const { apart, entries, logs: stored } = yield* rowsOf(model.id)

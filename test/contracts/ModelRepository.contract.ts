@@ -135,7 +135,7 @@ const aVersion = (run: FineTuneRun, fields: Partial<ModelVersion> = {}) =>
 const succeededWith = (version: ModelVersion | null): FineTuneEnd => ({ status: "succeeded", version, gate: null, error: null })
 const cancelled: FineTuneEnd = { status: "cancelled", version: null, gate: null, error: null }
 
-const foundModel = (id: string) =>
+const foundModel = (id: ModelId) =>
   Effect.flatMap(ModelRepository, (models) =>
     Effect.map(models.find(id), (model) => {
       assert.isTrue(Option.isSome(model), `model ${id} was expected`)
@@ -195,7 +195,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           })
           yield* models.insert(model)
           assert.deepStrictEqual(yield* foundModel(model.id), modelView(model))
-          assert.isTrue(Option.isNone(yield* models.find(uuid())))
+          assert.isTrue(Option.isNone(yield* models.find(ModelId.make(uuid()))))
           // the same id again is a broken rule of the caller's
           assert.isTrue(Exit.hasDies(yield* Effect.exit(models.insert(model))))
         }))
@@ -214,7 +214,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           yield* models.insert(aModel(yield* aWorkspace))
           assert.isTrue(yield* models.softDelete(gone.id, at(6)))
           assert.isFalse(yield* models.softDelete(gone.id, at(7)))
-          assert.isFalse(yield* models.softDelete(uuid(), at(7)))
+          assert.isFalse(yield* models.softDelete(ModelId.make(uuid()), at(7)))
           assert.isTrue(Option.isNone(yield* models.find(gone.id)))
 
           const listed = (limit: number, offset: number) => Effect.map(models.list(workspace, { limit, offset }), idsOf)

@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { Principal } from "@podium/domain/access"
 import type { InferenceRequest } from "@podium/domain/inference"
 import { Deployments, type InferenceLog, ModelInference, ModelLogs, ModelWebhooks } from "@podium/domain/models"
-import { Links } from "@podium/domain/shared"
+import { Links, type ModelId } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { handlerOf, type Served } from "../EndpointCore.ts"
@@ -79,7 +79,7 @@ const ModelLogsHttp = HttpApiBuilder.group(
     const logs = yield* ModelLogs
     const webhooks = yield* ModelWebhooks
     const configure = ({ params, payload }: {
-      readonly params: { readonly model_id: string }
+      readonly params: { readonly model_id: ModelId }
       readonly payload: { readonly webhook_url?: string | null; readonly enabled?: boolean }
     }) =>
       Effect.gen(function*() {

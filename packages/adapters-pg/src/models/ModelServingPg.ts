@@ -1,12 +1,13 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { Artifact, Deployment, DeploymentStatus, ModelServing, type ServedVersion, type ServingModel, Trainer } from "@podium/domain/models"
-import type { WorkspaceId } from "@podium/domain/shared"
+import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { type ModelId, ModelVersionId, type WorkspaceId } from "@podium/domain/shared"
 import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { NullableTimestamp } from "../Rows.ts"
 
 const VersionRow = Schema.Struct({
-  id: Schema.String,
+  id: ModelVersionId,
   trainer: Trainer,
   artifact: Artifact,
   deployment_status: DeploymentStatus,
@@ -29,10 +30,10 @@ const layer = Layer.effect(
     const load = (modelId: string) =>
       Effect.gen(function*() {
         const [model] = yield* sql<{
-          id: string
+          id: ModelId
           workspace_id: WorkspaceId
           name: string
-          leaderboard_ids: ReadonlyArray<string>
+          leaderboard_ids: ReadonlyArray<LeaderboardId>
           fine_tuned: boolean
           webhook_enabled: boolean
         }>`

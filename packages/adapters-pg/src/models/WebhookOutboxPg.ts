@@ -2,10 +2,10 @@ import { PgClient } from "@effect/sql-pg"
 import { DateTime, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { type DeliveryOutcome, WebhookOutbox } from "@podium/domain/models"
-import { storableJson } from "@podium/domain/shared"
+import { ModelId, storableJson } from "@podium/domain/shared"
 import { toDate } from "../Rows.ts"
 
-const EntryRow = Schema.Struct({ log_id: Schema.String, model_id: Schema.String, attempts: Schema.Int })
+const EntryRow = Schema.Struct({ log_id: Schema.String, model_id: ModelId, attempts: Schema.Int })
 const decodeEntries = Schema.decodeUnknownEffect(Schema.Array(EntryRow))
 
 /**

@@ -1,7 +1,7 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
 import { administratorOf, type Forbidden, type Principal } from "../access/index.ts"
 import { ChatProvider, type ChatTarget, ChatTargets } from "../inference/index.ts"
-import { type InvalidInput, NotFound, type WorkspaceId } from "../shared/index.ts"
+import { type InvalidInput, type ModelId, NotFound, type WorkspaceId } from "../shared/index.ts"
 import { deployable, type DeployOptions, deploymentOf } from "./Deployment.ts"
 import { DeploymentQueue } from "./DeploymentQueue.ts"
 import { DeploymentRepository } from "./DeploymentRepository.ts"
@@ -32,7 +32,7 @@ export const versionTarget = Effect.fnUntraced(function*(artifact: Artifact, wor
 export class Deployments extends Context.Service<Deployments, {
   readonly deploy: (
     principal: Principal,
-    modelId: string,
+    modelId: ModelId,
     versionId: string,
     options: DeployOptions
   ) => Effect.Effect<ModelVersion, NotFound | Forbidden | InvalidInput | VersionDeployed>
@@ -59,7 +59,7 @@ export class Deployments extends Context.Service<Deployments, {
 
       const deploy = Effect.fn("Deployments.deploy")(function*(
         principal: Principal,
-        modelId: string,
+        modelId: ModelId,
         versionId: string,
         options: DeployOptions
       ) {

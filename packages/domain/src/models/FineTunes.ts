@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../access/index.ts"
 import type { IntegrationUnavailable } from "../integrations/index.ts"
-import { NotFound } from "../shared/index.ts"
+import { type ModelId, NotFound } from "../shared/index.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
 import { makeLaunch, type StartRequest } from "./FineTuneLaunch.ts"
 import { makeRemote } from "./FineTuneRemote.ts"
@@ -22,13 +22,13 @@ type Page = { readonly limit: number; readonly offset: number }
 export class FineTunes extends Context.Service<FineTunes, {
   readonly start: (
     principal: Principal,
-    modelId: string,
+    modelId: ModelId,
     request: StartRequest
   ) => Effect.Effect<FineTuneRun, NotFound | NoTrainingData | BaseModelUnavailable | FineTuneInProgress | IntegrationUnavailable>
-  readonly list: (principal: Principal, modelId: string, page: Page) => Effect.Effect<ReadonlyArray<FineTuneRun>, NotFound>
+  readonly list: (principal: Principal, modelId: ModelId, page: Page) => Effect.Effect<ReadonlyArray<FineTuneRun>, NotFound>
   /** Asks the remote job of the run (the newest run when none is named) how it is doing now. */
-  readonly sync: (principal: Principal, modelId: string, runId: string | undefined) => Effect.Effect<FineTuneRun, NotFound>
-  readonly versions: (principal: Principal, modelId: string) => Effect.Effect<ReadonlyArray<ModelVersion>, NotFound>
+  readonly sync: (principal: Principal, modelId: ModelId, runId: string | undefined) => Effect.Effect<FineTuneRun, NotFound>
+  readonly versions: (principal: Principal, modelId: ModelId) => Effect.Effect<ReadonlyArray<ModelVersion>, NotFound>
 }>()("@podium/domain/models/FineTunes") {
   static readonly layer = Layer.effect(
     FineTunes,
@@ -38,21 +38,21 @@ export class FineTunes extends Context.Service<FineTunes, {
       const launch = yield* makeLaunch
       const { look, runOf } = yield* makeRemote
 
-      const start = Effect.fn("FineTunes.start")(function*(principal: Principal, modelId: string, request: StartRequest) {
+      const start = Effect.fn("FineTunes.start")(function*(principal: Principal, modelId: ModelId, request: StartRequest) {
         return yield* launch(yield* models.visible(principal, modelId), "manual", request)
       })
 
-      const list = Effect.fn("FineTunes.list")(function*(principal: Principal, modelId: string, page: Page) {
+      const list = Effect.fn("FineTunes.list")(function*(principal: Principal, modelId: ModelId, page: Page) {
         const model = yield* models.visible(principal, modelId)
         return yield* runs.list(model.id, page)
       })
 
-      const versions = Effect.fn("FineTunes.versions")(function*(principal: Principal, modelId: string) {
+      const versions = Effect.fn("FineTunes.versions")(function*(principal: Principal, modelId: ModelId) {
         const model = yield* models.visible(principal, modelId)
         return yield* runs.versions(model.id)
       })
 
-      const sync = Effect.fn("FineTunes.sync")(function*(principal: Principal, modelId: string, runId: string | undefined) {
+      const sync = Effect.fn("FineTunes.sync")(function*(principal: Principal, modelId: ModelId, runId: string | undefined) {
         const model = yield* models.visible(principal, modelId)
         const found = runId === undefined
           ? Option.fromUndefinedOr((yield* runs.list(model.id, { limit: 1, offset: 0 }))[0])

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Uuid } from "../shared/index.ts"
+import { ModelId, ModelVersionId, Uuid, WorkspaceId } from "../shared/index.ts"
 
 /** One model inference in the model's log (the `message_id` a call answers with). */
 export const InferenceLogId = Uuid.pipe(Schema.brand("InferenceLogId"))
@@ -13,9 +13,9 @@ export type InferenceLogId = typeof InferenceLogId.Type
  */
 export const InferenceLog = Schema.Struct({
   id: Schema.String,
-  model_id: Schema.String,
-  workspace_id: Schema.String,
-  version_id: Schema.String,
+  model_id: ModelId,
+  workspace_id: WorkspaceId,
+  version_id: ModelVersionId,
   /** When the call was made. */
   timestamp: Schema.DateTimeUtc,
   input_message: Schema.Record(Schema.String, Schema.Unknown),

@@ -15,10 +15,10 @@ import {
   ServiceModels,
   TraceWriter
 } from "../inference/index.ts"
-import { type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
+import { LeaderboardId, type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
 import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
 import type { RunSteps } from "../runs/index.ts"
-import { NotFound, WorkspaceId } from "../shared/index.ts"
+import { ModelVersionId, NotFound, WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
 import { defaultDeployment } from "./Deployment.ts"
 import { ModelServing, type ServedVersion, type ServingModel } from "./ModelServing.ts"
@@ -38,7 +38,20 @@ const workspace = WorkspaceId.make(uuid(1))
 const elsewhere = WorkspaceId.make(uuid(2))
 const at = DateTime.makeUnsafe(0)
 
-const version = (id: string, overrides: Partial<ServedVersion> = {}): ServedVersion => ({
+// the models and versions the tests name
+const m1 = ModelId.make(uuid(101))
+const mFew = ModelId.make(uuid(102))
+const mIdle = ModelId.make(uuid(103))
+const mOne = ModelId.make(uuid(104))
+const mOther = ModelId.make(uuid(105))
+const mUntuned = ModelId.make(uuid(106))
+const vFew = ModelVersionId.make(uuid(111))
+const vNew = ModelVersionId.make(uuid(112))
+const vOld = ModelVersionId.make(uuid(113))
+const vOne = ModelVersionId.make(uuid(114))
+const vStopped = ModelVersionId.make(uuid(115))
+
+const version = (id: ModelVersionId, overrides: Partial<ServedVersion> = {}): ServedVersion => ({
   id,
   trainer: "openai",
   artifact: { kind: "openai", model: `ft:base:acme:${id}` },
@@ -48,7 +61,7 @@ const version = (id: string, overrides: Partial<ServedVersion> = {}): ServedVers
   ...overrides
 })
 
-const fewShot = version("v-few", {
+const fewShot = version(vFew, {
   trainer: "few_shot",
   artifact: {
     kind: "few_shot",
@@ -59,12 +72,12 @@ const fewShot = version("v-few", {
 })
 
 const servingModel = (overrides: Partial<ServingModel> = {}): ServingModel => ({
-  id: "m-1",
+  id: m1,
   workspace_id: workspace,
   name: "support model",
-  leaderboard_ids: ["lb-1"],
+  leaderboard_ids: [LeaderboardId.make(uuid(120))],
   fine_tuned: true,
-  active: [version("v-new"), version("v-old")],
+  active: [version(vNew), version(vOld)],
   webhook_enabled: false,
   ...overrides
 })
@@ -74,9 +87,9 @@ const ask = (content: string): ChatRequest => ({ messages: [{ role: "user", cont
 describe("activeVersion", () => {
   it("is the most recently deployed active version, or the active one named", () => {
     const model = servingModel()
-    expect(activeVersion(model, null)?.id).toBe("v-new")
-    expect(activeVersion(model, "v-old")?.id).toBe("v-old")
-    expect(activeVersion(model, "v-stopped")).toBeUndefined()
+    expect(activeVersion(model, null)?.id).toBe(vNew)
+    expect(activeVersion(model, vOld)?.id).toBe(vOld)
+    expect(activeVersion(model, vStopped)).toBeUndefined()
     expect(activeVersion(servingModel({ active: [] }), null)).toBeUndefined()
   })
 })
@@ -96,24 +109,24 @@ describe("exchangeOf", () => {
 })
 
 describe("inferenceLogOf", () => {
-  const chosen = { model: servingModel(), version: version("v-new"), secret: "ft:base:acme:v-new" }
+  const chosen = { model: servingModel(), version: version(vNew), secret: `ft:base:acme:${vNew}` }
   const exchange = exchangeOf({ shape: (m) => [{ role: "user", content: "demo" }, { role: "assistant", content: "a" }, ...m], deployment: defaultDeployment }, ask("q7"))
 
   it("records the exchange without where the version lives", () => {
     const called: VersionCall = {
       timestamp: at,
-      result: Result.succeed({ body: "{\"model\":\"ft:base:acme:v-new\"}", output: "a7", usage: null, costUsd: 0.001, latencyMs: 12 })
+      result: Result.succeed({ body: `{"model":"ft:base:acme:${vNew}"}`, output: "a7", usage: null, costUsd: 0.001, latencyMs: 12 })
     }
     const log = inferenceLogOf(chosen, exchange, called, { message_id: "msg-1", trace_id: null }, at)
     expect(log).toMatchObject({
       id: "msg-1",
-      model_id: "m-1",
+      model_id: m1,
       workspace_id: workspace,
-      version_id: "v-new",
+      version_id: vNew,
       input_message: { messages: [{ role: "user", content: "q7" }] },
       output_messages: { messages: [{ role: "assistant", content: "a7" }] },
       traces: { request: { messages: "[2 demonstration turns] + messages", max_tokens: 512, temperature: null } },
-      metadata: { status: "success", version_id: "v-new", trainer: "openai", latency_ms: 12, cost_usd: 0.001, trace_id: null }
+      metadata: { status: "success", version_id: vNew, trainer: "openai", latency_ms: 12, cost_usd: 0.001, trace_id: null }
     })
     expect(JSON.stringify(log.traces)).not.toContain("ft:base")
   })
@@ -122,7 +135,7 @@ describe("inferenceLogOf", () => {
     const failed = new ChatProviderFailed({
       candidate_id: "x",
       candidate_name: "x",
-      reason: "ft:base:acme:v-new answered 500",
+      reason: `ft:base:acme:${vNew} answered 500`,
       upstream_status: 500,
       latency_ms: 9
     })
@@ -135,12 +148,12 @@ describe("inferenceLogOf", () => {
 
 describe("unservable", () => {
   it("fails as a candidate that could not answer: 404 for another workspace's model, 409 without a deployment", () => {
-    const model = { id: "m-1", name: "support model" }
-    const missing = unservable(model, new NotFound({ resource: "model", id: "m-1" }))
-    expect(missing).toMatchObject({ candidate_id: "m-1", candidate_name: "support model", upstream_status: 404, latency_ms: 0 })
-    const untuned = unservable(model, new NoSuccessfulFineTune({ model_id: "m-1", message: "no" }))
+    const model = { id: m1, name: "support model" }
+    const missing = unservable(model, new NotFound({ resource: "model", id: m1 }))
+    expect(missing).toMatchObject({ candidate_id: m1, candidate_name: "support model", upstream_status: 404, latency_ms: 0 })
+    const untuned = unservable(model, new NoSuccessfulFineTune({ model_id: m1, message: "no" }))
     expect(untuned).toMatchObject({ upstream_status: 409, reason: "the model support model has no successful fine-tune yet" })
-    const undeployed = unservable(model, new NoActiveDeployment({ model_id: "m-1" }))
+    const undeployed = unservable(model, new NoActiveDeployment({ model_id: m1 }))
     expect(undeployed).toMatchObject({ upstream_status: 409, reason: "the model support model has no active deployment" })
   })
 })
@@ -163,11 +176,11 @@ describe("ServiceModelsDeployed", () => {
   })
 
   const models = new Map<string, ServingModel>([
-    ["m-1", servingModel()],
-    ["m-few", servingModel({ id: "m-few", active: [fewShot], webhook_enabled: true })],
-    ["m-untuned", servingModel({ id: "m-untuned", fine_tuned: false, active: [] })],
-    ["m-idle", servingModel({ id: "m-idle", active: [] })],
-    ["m-other", servingModel({ id: "m-other", workspace_id: elsewhere })]
+    [m1, servingModel()],
+    [mFew, servingModel({ id: mFew, active: [fewShot], webhook_enabled: true })],
+    [mUntuned, servingModel({ id: mUntuned, fine_tuned: false, active: [] })],
+    [mIdle, servingModel({ id: mIdle, active: [] })],
+    [mOther, servingModel({ id: mOther, workspace_id: elsewhere })]
   ])
 
   const setup = () => {
@@ -234,26 +247,26 @@ describe("ServiceModelsDeployed", () => {
   it("answers by the model's most recently deployed version and logs the call, with max_tokens from its deployment", async () => {
     const { run, sent } = setup()
     const { answer, logs } = await run(Effect.gen(function*() {
-      const answer = yield* complete("m-1", ask("q7"))
-      const logs = yield* logsOf("m-1")
+      const answer = yield* complete(m1, ask("q7"))
+      const logs = yield* logsOf(m1)
       return { answer, logs }
     }))
-    expect(Result.getOrThrow(answer)).toMatchObject({ version_id: "v-new", output: "ft:base:acme:v-new: q7", costUsd: 0.01, latencyMs: 4 })
+    expect(Result.getOrThrow(answer)).toMatchObject({ version_id: vNew, output: `ft:base:acme:${vNew}: q7`, costUsd: 0.01, latencyMs: 4 })
     expect(sent).toHaveLength(1)
     expect(sent[0]!.request).toMatchObject({ messages: [{ role: "user", content: "q7" }], max_tokens: 64 })
     expect(logs).toHaveLength(1)
-    expect(logs[0]).toMatchObject({ version_id: "v-new", metadata: { status: "success", trace_id: null } })
+    expect(logs[0]).toMatchObject({ version_id: vNew, metadata: { status: "success", trace_id: null } })
     expect(logs[0]!.metadata["webhook_delivery"]).toBeUndefined()
   })
 
   it("puts a few_shot version's demonstrations in front, and delivers the log when the model's webhook is on", async () => {
     const { run, sent } = setup()
     const { answer, logs } = await run(Effect.gen(function*() {
-      const answer = yield* complete("m-few", { ...ask("q7"), max_tokens: 9 })
-      const logs = yield* logsOf("m-few")
+      const answer = yield* complete(mFew, { ...ask("q7"), max_tokens: 9 })
+      const logs = yield* logsOf(mFew)
       return { answer, logs }
     }))
-    expect(Result.getOrThrow(answer).version_id).toBe("v-few")
+    expect(Result.getOrThrow(answer).version_id).toBe(vFew)
     expect(sent[0]!.target.modelName).toBe("acme/small")
     expect(sent[0]!.request.messages.map((m) => m.content)).toEqual(["q1", "a1", "q7"])
     expect(sent[0]!.request.max_tokens).toBe(9)
@@ -263,11 +276,11 @@ describe("ServiceModelsDeployed", () => {
   it("fails like a candidate that could not answer, without calling anything, when the model cannot serve", async () => {
     const { run, sent } = setup()
     const outcomes = await run(Effect.all([
-      complete("m-other", ask("q7")),
-      complete("m-1", ask("q7"), elsewhere),
+      complete(mOther, ask("q7")),
+      complete(m1, ask("q7"), elsewhere),
       complete("nope", ask("q7")),
-      complete("m-untuned", ask("q7")),
-      complete("m-idle", ask("q7"))
+      complete(mUntuned, ask("q7")),
+      complete(mIdle, ask("q7"))
     ]))
     expect(outcomes.map((o) => Result.isFailure(o) ? o.failure.upstream_status : "answered")).toEqual([404, 404, 404, 409, 409])
     expect(Result.isFailure(outcomes[4]!) && outcomes[4].failure.reason).toBe("the model support model has no active deployment")
@@ -277,12 +290,12 @@ describe("ServiceModelsDeployed", () => {
   it("passes an upstream failure on with where the version lives redacted, and logs it", async () => {
     const { run } = setup()
     const { failed, logs } = await run(Effect.gen(function*() {
-      const failed = yield* complete("m-1", ask("boom"))
-      const logs = yield* logsOf("m-1")
+      const failed = yield* complete(m1, ask("boom"))
+      const logs = yield* logsOf(m1)
       return { failed, logs }
     }))
     expect(Result.isFailure(failed) && failed.failure).toMatchObject({
-      candidate_id: "m-1",
+      candidate_id: m1,
       candidate_name: "support model",
       reason: "[version] answered 500",
       upstream_status: 500,
@@ -292,14 +305,14 @@ describe("ServiceModelsDeployed", () => {
   })
 
   it("shares a version's workers with model inference: max_workers holds across both", async () => {
-    models.set("m-one", servingModel({ id: "m-one", active: [version("v-one", { deployment: { ...defaultDeployment, max_workers: 1 } })] }))
+    models.set(mOne, servingModel({ id: mOne, active: [version(vOne, { deployment: { ...defaultDeployment, max_workers: 1 } })] }))
     const { inFlight, run, sent } = setup()
     const outcomes = await run(Effect.gen(function*() {
       const inference = yield* ModelInference
       return yield* Effect.all([
-        complete("m-one", ask("slow")),
-        complete("m-one", ask("slow")),
-        Effect.result(inference.infer(workspaceOwner(1), "m-one", null, { ...ask("slow") }))
+        complete(mOne, ask("slow")),
+        complete(mOne, ask("slow")),
+        Effect.result(inference.infer(workspaceOwner(1), mOne, null, { ...ask("slow") }))
       ], { concurrency: "unbounded" })
     }))
     expect(outcomes.map((o) => o._tag)).toEqual(["Success", "Success", "Success"])
@@ -318,7 +331,7 @@ describe("ModelDirectoryModels", () => {
       yield* repository.insert(model(uuid(10), workspace))
       yield* repository.insert(model(uuid(11), workspace))
       yield* repository.insert(model(uuid(12), elsewhere))
-      yield* repository.softDelete(uuid(11), at)
+      yield* repository.softDelete(ModelId.make(uuid(11)), at)
       const directory = yield* ModelDirectory
       return yield* Effect.forEach([uuid(10), uuid(11), uuid(12), uuid(13)], (id) => directory.exists(workspace, id))
     }).pipe(Effect.provide(ModelDirectoryModels.layer.pipe(

@@ -1,4 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { ModelId, WorkspaceId } from "../shared/index.ts"
 import type { Model } from "./Model.ts"
 import type { AssignmentRejected } from "./ModelErrors.ts"
 
@@ -11,19 +12,19 @@ import type { AssignmentRejected } from "./ModelErrors.ts"
 export class ModelRepository extends Context.Service<ModelRepository, {
   /** Stores the model with its `leaderboard_ids`; AssignmentRejected (`running`) names a running one. */
   readonly insert: (model: Model) => Effect.Effect<void, AssignmentRejected>
-  readonly find: (id: string) => Effect.Effect<Option.Option<Model>>
+  readonly find: (id: ModelId) => Effect.Effect<Option.Option<Model>>
   /** Oldest first. */
-  readonly list: (workspaceId: string, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<ReadonlyArray<Model>>
+  readonly list: (workspaceId: WorkspaceId, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<ReadonlyArray<Model>>
   /**
    * Writes the model's fields; when `leaderboard_ids` differs from what is stored, the assignment is
    * replaced and the newly assigned leaderboards are checked as at insert. False when it is gone.
    */
   readonly update: (next: Model) => Effect.Effect<boolean, AssignmentRejected>
-  readonly softDelete: (id: string, now: DateTime.Utc) => Effect.Effect<boolean>
+  readonly softDelete: (id: ModelId, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Models whose next scheduled fine-tune is due. */
   readonly dueSchedules: (now: DateTime.Utc) => Effect.Effect<ReadonlyArray<Model>>
   /** Moves the model's next fine-tune from `from` to `next`, once: false when another instance did. */
-  readonly advanceSchedule: (id: string, from: DateTime.Utc, next: DateTime.Utc) => Effect.Effect<boolean>
+  readonly advanceSchedule: (id: ModelId, from: DateTime.Utc, next: DateTime.Utc) => Effect.Effect<boolean>
   /** Models with continuous self-learning on. */
   readonly continuous: Effect.Effect<ReadonlyArray<Model>>
 }>()("@podium/domain/models/ModelRepository") {}

@@ -1,5 +1,6 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { WorkspaceId } from "../shared/index.ts"
+import type { LeaderboardId } from "../leaderboards/index.ts"
+import type { ModelId, ModelVersionId, WorkspaceId } from "../shared/index.ts"
 import type { Trainer } from "./BaseModel.ts"
 import type { Deployment } from "./Deployment.ts"
 import type { Artifact, DeploymentStatus } from "./ModelVersion.ts"
@@ -16,7 +17,7 @@ export class ModelServing extends Context.Service<ModelServing, {
 
 /** A version that serves (or is being deployed), as model inference reads it. */
 export interface ServedVersion {
-  readonly id: string
+  readonly id: ModelVersionId
   readonly trainer: Trainer
   readonly artifact: Artifact
   readonly deployment_status: DeploymentStatus
@@ -26,10 +27,10 @@ export interface ServedVersion {
 
 /** What serving a model needs on every call. */
 export interface ServingModel {
-  readonly id: string
+  readonly id: ModelId
   readonly workspace_id: WorkspaceId
   readonly name: string
-  readonly leaderboard_ids: ReadonlyArray<string>
+  readonly leaderboard_ids: ReadonlyArray<LeaderboardId>
   readonly fine_tuned: boolean
   /** Versions whose deployment is active, the most recently deployed first. */
   readonly active: ReadonlyArray<ServedVersion>

@@ -1,6 +1,6 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { Principal } from "../access/index.ts"
-import { InvalidInput, type NotFound, SecretCipher } from "../shared/index.ts"
+import { InvalidInput, type ModelId, type NotFound, SecretCipher } from "../shared/index.ts"
 import type { InferenceLog } from "./InferenceLog.ts"
 import { InferenceLogReader } from "./InferenceLogReader.ts"
 import { ModelRepository } from "./ModelRepository.ts"
@@ -40,7 +40,7 @@ export interface WebhookConfig {
 export class ModelWebhooks extends Context.Service<ModelWebhooks, {
   readonly configure: (
     principal: Principal,
-    modelId: string,
+    modelId: ModelId,
     input: { readonly webhook_url?: string | null | undefined; readonly enabled?: boolean | undefined }
   ) => Effect.Effect<WebhookConfig, NotFound | InvalidInput>
   /** One pass over up to `deliveryBatch` due deliveries; answers how many were claimed. */
@@ -61,7 +61,7 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
 
       const configure = Effect.fn("ModelWebhooks.configure")(function*(
         principal: Principal,
-        modelId: string,
+        modelId: ModelId,
         input: { readonly webhook_url?: string | null | undefined; readonly enabled?: boolean | undefined }
       ) {
         const model = yield* models.visible(principal, modelId)
@@ -88,7 +88,7 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
       })
 
       /** Where a model's deliveries go this pass, with the opened secret; or why they cannot go. */
-      const targetOf = (modelId: string) =>
+      const targetOf = (modelId: ModelId) =>
         Effect.gen(function*() {
           const [webhook, model] = yield* Effect.all([webhooks.find(modelId), modelRepository.find(modelId)])
           if (Option.isNone(model)) return "the model or its log is gone"

@@ -30,22 +30,22 @@ export class Models extends Context.Service<Models, {
     principal: Principal,
     input: CreateModelInput & { readonly business_id?: WorkspaceId | undefined }
   ) => Effect.Effect<Model, Forbidden | InvalidInput | NotFound | AssignmentRejected | NoSuccessfulFineTune | IntegrationUnavailable>
-  readonly get: (principal: Principal, id: string) => Effect.Effect<Model, NotFound>
+  readonly get: (principal: Principal, id: ModelId) => Effect.Effect<Model, NotFound>
   readonly update: (
     principal: Principal,
-    id: string,
+    id: ModelId,
     input: UpdateModelInput
   ) => Effect.Effect<Model, InvalidInput | NotFound | AssignmentRejected | NoSuccessfulFineTune | IntegrationUnavailable>
   /** Soft delete; a fine-tune it has under way is cancelled. */
-  readonly remove: (principal: Principal, id: string) => Effect.Effect<void, NotFound>
+  readonly remove: (principal: Principal, id: ModelId) => Effect.Effect<void, NotFound>
   /** The leaderboards assigned to it, in the order given. */
-  readonly leaderboards: (principal: Principal, id: string) => Effect.Effect<ReadonlyArray<Leaderboard>, NotFound>
+  readonly leaderboards: (principal: Principal, id: ModelId) => Effect.Effect<ReadonlyArray<Leaderboard>, NotFound>
   readonly baseModels: (
     principal: Principal,
     businessId: WorkspaceId | undefined
   ) => Effect.Effect<ReadonlyArray<BaseModel>, Forbidden | IntegrationUnavailable>
   /** The model, when the caller can see it. */
-  readonly visible: (principal: Principal, id: string) => Effect.Effect<Model, NotFound>
+  readonly visible: (principal: Principal, id: ModelId) => Effect.Effect<Model, NotFound>
 }>()("@podium/domain/models/Models") {
   static readonly layer = Layer.effect(
     Models,
@@ -60,7 +60,7 @@ export class Models extends Context.Service<Models, {
       const bases = yield* BaseModels
       const ids = yield* IdGenerator
 
-      const visible = Effect.fn("Models.visible")(function*(principal: Principal, id: string) {
+      const visible = Effect.fn("Models.visible")(function*(principal: Principal, id: ModelId) {
         const found = yield* models.find(id)
         const sees = Option.isSome(found) && (
           principal._tag === "ApiTokenPrincipal"
@@ -158,11 +158,11 @@ export class Models extends Context.Service<Models, {
         return model
       })
 
-      const get = Effect.fn("Models.get")(function*(principal: Principal, id: string) {
+      const get = Effect.fn("Models.get")(function*(principal: Principal, id: ModelId) {
         return yield* visible(principal, id)
       })
 
-      const update = Effect.fn("Models.update")(function*(principal: Principal, id: string, input: UpdateModelInput) {
+      const update = Effect.fn("Models.update")(function*(principal: Principal, id: ModelId, input: UpdateModelInput) {
         const model = yield* visible(principal, id)
         yield* checkFields(model.workspace_id, input)
         if (input.continuous_self_learning === true && !model.fine_tuned) {
@@ -206,7 +206,7 @@ export class Models extends Context.Service<Models, {
         return next
       })
 
-      const remove = Effect.fn("Models.remove")(function*(principal: Principal, id: string) {
+      const remove = Effect.fn("Models.remove")(function*(principal: Principal, id: ModelId) {
         const model = yield* visible(principal, id)
         const now = yield* DateTime.now
         if (!(yield* models.softDelete(model.id, now))) return yield* new NotFound({ resource: "model", id })
@@ -216,7 +216,7 @@ export class Models extends Context.Service<Models, {
         }
       })
 
-      const assigned = Effect.fn("Models.leaderboards")(function*(principal: Principal, id: string) {
+      const assigned = Effect.fn("Models.leaderboards")(function*(principal: Principal, id: ModelId) {
         const model = yield* visible(principal, id)
         const found: Array<Leaderboard> = []
         for (const leaderboardId of model.leaderboard_ids) {

@@ -1,5 +1,5 @@
 import { DateTime, Duration, Result, Schema } from "effect"
-import { InvalidInput } from "../shared/index.ts"
+import { InvalidInput, type ModelId } from "../shared/index.ts"
 
 /** A model's `model.inference` webhook: where, whether on, and its signing secret (sealed at rest). */
 export interface ModelWebhook {
@@ -52,7 +52,7 @@ export type SendResult =
 /** A delivery waiting in the outbox: one per stored log of a model whose webhook was on. */
 export interface OutboxEntry {
   readonly log_id: string
-  readonly model_id: string
+  readonly model_id: ModelId
   /** Attempts made so far. */
   readonly attempts: number
 }
