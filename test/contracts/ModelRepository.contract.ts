@@ -142,7 +142,7 @@ const foundModel = (id: ModelId) =>
       return modelView(Option.getOrThrow(model))
     }))
 
-const foundRun = (id: string) =>
+const foundRun = (id: FineTuneRunId) =>
   Effect.flatMap(FineTuneRepository, (fineTunes) =>
     Effect.map(fineTunes.find(id), (run) => {
       assert.isTrue(Option.isSome(run), `fine-tune ${id} was expected`)
@@ -329,7 +329,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           const fineTunes = yield* FineTuneRepository
           const { model, run } = yield* aModelWithRun
           assert.deepStrictEqual(yield* foundRun(run.id), runView(run))
-          assert.isTrue(Option.isNone(yield* fineTunes.find(uuid())))
+          assert.isTrue(Option.isNone(yield* fineTunes.find(FineTuneRunId.make(uuid()))))
           const second = aRun(model, { created_at: at(1) })
           const expected = new FineTuneInProgress({ model_id: model.id, run_id: run.id })
           assert.deepStrictEqual(yield* Effect.flip(fineTunes.create(second)), expected)
@@ -392,7 +392,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           assert.isTrue(yield* fineTunes.end(queued.id, cancelled, at(1)))
           assert.isFalse(yield* fineTunes.start(queued.id, aDataset(1), examplesOf(1), at(2)))
           assert.deepStrictEqual(yield* fineTunes.examples(queued.id, "training"), [])
-          assert.isFalse(yield* fineTunes.start(uuid(), aDataset(1), examplesOf(1), at(2)))
+          assert.isFalse(yield* fineTunes.start(FineTuneRunId.make(uuid()), aDataset(1), examplesOf(1), at(2)))
         }))
 
       it.effect("many examples are stored whole", () =>
@@ -461,7 +461,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           assert.isTrue(yield* fineTunes.end(run.id, cancelled, at(1)))
           yield* fineTunes.progress(run.id, { metrics: { step: 2 }, events: [] })
           assert.deepStrictEqual(yield* foundRun(run.id), { ...progressed, status: "cancelled", finished_at: at(1) })
-          yield* fineTunes.progress(uuid(), { metrics: { step: 2 } })
+          yield* fineTunes.progress(FineTuneRunId.make(uuid()), { metrics: { step: 2 } })
         }))
 
       it.effect("a succeeded end creates the version with it, once; the model is fine-tuned from then on", () =>
@@ -492,7 +492,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           assert.deepStrictEqual(yield* foundRun(run.id), ended)
           assert.isTrue(Option.isNone(yield* fineTunes.findVersion(late.id)))
           assert.deepStrictEqual(idsOf(yield* fineTunes.versions(model.id)), [version.id])
-          assert.isFalse(yield* fineTunes.end(uuid(), cancelled, at(11)))
+          assert.isFalse(yield* fineTunes.end(FineTuneRunId.make(uuid()), cancelled, at(11)))
 
           // a later run's version is listed first
           const next = aRun(model, { created_at: at(20) })
@@ -500,7 +500,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           const newer = aVersion(next, { created_at: at(30), completed_at: at(30) })
           assert.isTrue(yield* fineTunes.end(next.id, succeededWith(newer), at(30)))
           assert.deepStrictEqual(idsOf(yield* fineTunes.versions(model.id)), [newer.id, version.id])
-          assert.deepStrictEqual(yield* fineTunes.versions(uuid()), [])
+          assert.deepStrictEqual(yield* fineTunes.versions(ModelId.make(uuid())), [])
         }))
 
       it.effect("activating a version stops the one active before; only deployment changes", () =>
@@ -524,7 +524,7 @@ export const modelRepositoryContract = (name: string, makeLayer: () => Layer.Lay
           )
           // activating the active one again changes nothing; an unknown one does nothing
           yield* fineTunes.activate(second.id, at(32))
-          yield* fineTunes.activate(uuid(), at(32))
+          yield* fineTunes.activate(ModelVersionId.make(uuid()), at(32))
           assert.deepStrictEqual(Option.map(yield* fineTunes.activeVersion(model.id), (v) => v.id), Option.some(second.id))
           assert.strictEqual(first.fine_tune_run_id, run.id)
 

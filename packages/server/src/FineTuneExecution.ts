@@ -2,6 +2,7 @@ import { Effect, Layer, Schema } from "effect"
 import { Activity, Workflow } from "effect/workflow"
 import { orFail, persistent, reasonOf, untilLanded, workflows } from "./Steps.ts"
 import { DeploymentQueue, Deployments, FineTuneQueue, FineTuneSteps, NoTrainingData, TrainingFailed } from "@podium/domain/models"
+import { FineTuneRunId, ModelVersionId } from "@podium/domain/shared"
 
 /**
  * A fine-tune as a durable workflow, keyed by the run: prepare (examples fixed once) → train (a
@@ -11,7 +12,7 @@ import { DeploymentQueue, Deployments, FineTuneQueue, FineTuneSteps, NoTrainingD
  * short runs again; each is safe to repeat.
  */
 export const FineTuneWorkflow = Workflow.make("FineTune", {
-  payload: { run_id: Schema.String },
+  payload: { run_id: FineTuneRunId },
   idempotencyKey: ({ run_id }) => run_id
 })
 
@@ -45,7 +46,7 @@ export const layerFineTuneQueue = Layer.effect(
 
 /** A deployment's check as a durable workflow, keyed by the version: it ends active or failed, after restarts too. */
 export const DeploymentWorkflow = Workflow.make("Deployment", {
-  payload: { version_id: Schema.String, requested_at: Schema.String },
+  payload: { version_id: ModelVersionId, requested_at: Schema.String },
   // a version deployed again later is a new execution: the key carries the moment it was asked
   idempotencyKey: ({ requested_at, version_id }) => `${version_id}:${requested_at}`
 })

@@ -6,11 +6,12 @@ import { Forbidden, NotFound, UpstreamError } from "../api/Errors.ts"
 import { BudgetExceeded } from "../access/AccessErrors.ts"
 import { NoActiveDeployment, StreamingUnsupported } from "../inference/InferenceErrors.ts"
 import { NoSuccessfulFineTune, VersionDeployed } from "./ModelsErrors.ts"
-import { IsoTimestamp, Uuid } from "../api/Schemas.ts"
+import { ModelVersionId } from "@podium/domain/shared"
+import { IsoTimestamp } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope, SessionAuth } from "../api/Security.ts"
 import { VersionView } from "./ModelsApi.ts"
 
-const versionParams = { model_id: ModelId, version_id: Uuid }
+const versionParams = { model_id: ModelId, version_id: ModelVersionId }
 
 export class DeploymentsApi extends HttpApiGroup.make("deployments")
   .add(

@@ -17,7 +17,7 @@ import {
   TrainingDataset
 } from "@podium/domain/models"
 import { LeaderboardId } from "@podium/domain/leaderboards"
-import { WorkspaceId } from "@podium/domain/shared"
+import { FineTuneRunId, WorkspaceId } from "@podium/domain/shared"
 import { Forbidden, NotFound, UpstreamError } from "../api/Errors.ts"
 import {
   BaseModelUnavailable,
@@ -164,7 +164,7 @@ export const StartFineTuneRequest = Schema.StructWithRest(
 )
 
 export const SyncFineTuneRequest = Schema.Struct({
-  run_id: Schema.optionalKey(Uuid.annotate({ description: "The run to ask about; default the model's newest" }))
+  run_id: Schema.optionalKey(FineTuneRunId.annotate({ description: "The run to ask about; default the model's newest" }))
 })
 
 // ---- responses

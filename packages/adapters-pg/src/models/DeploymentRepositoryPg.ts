@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { DateTime, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { DeploymentRepository } from "@podium/domain/models"
-import { storableText } from "@podium/domain/shared"
+import { type ModelVersionId, storableText } from "@podium/domain/shared"
 import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { toDate } from "../Rows.ts"
 
@@ -22,7 +22,7 @@ const layer = Layer.effect(
           WHERE id = ${versionId} AND model_id = ${modelId} AND deployment_status IN ('none', 'failed', 'stopped')
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie, Effect.ensuring(feed.changed("model", modelId))),
       deployingBefore: (cutoff) =>
-        sql<{ id: string; requested_at: Date }>`
+        sql<{ id: ModelVersionId; requested_at: Date }>`
           SELECT id::text AS id, deployed_at AS requested_at FROM model_versions
           WHERE deployment_status = 'deploying' AND deployed_at < ${toDate(cutoff)}`.pipe(
           Effect.map((rows) => rows.map((row) => ({ id: row.id, requested_at: DateTime.fromDateUnsafe(row.requested_at) }))),

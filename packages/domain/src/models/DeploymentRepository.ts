@@ -1,4 +1,5 @@
 import { Context, type DateTime, type Effect } from "effect"
+import type { ModelId, ModelVersionId } from "../shared/index.ts"
 import type { Deployment } from "./Deployment.ts"
 
 /**
@@ -8,11 +9,11 @@ import type { Deployment } from "./Deployment.ts"
  * `stopped`, in the same transaction) or `failed` with the reason.
  */
 export class DeploymentRepository extends Context.Service<DeploymentRepository, {
-  readonly start: (modelId: string, versionId: string, deployment: Deployment, now: DateTime.Utc) => Effect.Effect<boolean>
+  readonly start: (modelId: ModelId, versionId: ModelVersionId, deployment: Deployment, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Versions deploying since before `cutoff` (their check may never have been enqueued), with when they were asked. */
-  readonly deployingBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly requested_at: DateTime.Utc }>>
+  readonly deployingBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<{ readonly id: ModelVersionId; readonly requested_at: DateTime.Utc }>>
   readonly finish: (
-    versionId: string,
+    versionId: ModelVersionId,
     outcome: { readonly status: "active" } | { readonly status: "failed"; readonly error: string },
     now: DateTime.Utc
   ) => Effect.Effect<boolean>

@@ -1,7 +1,7 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
 import { administratorOf, type Forbidden, type Principal } from "../access/index.ts"
 import { ChatProvider, type ChatTarget, ChatTargets } from "../inference/index.ts"
-import { type InvalidInput, type ModelId, NotFound, type WorkspaceId } from "../shared/index.ts"
+import { type InvalidInput, type ModelId, type ModelVersionId, NotFound, type WorkspaceId } from "../shared/index.ts"
 import { deployable, type DeployOptions, deploymentOf } from "./Deployment.ts"
 import { DeploymentQueue } from "./DeploymentQueue.ts"
 import { DeploymentRepository } from "./DeploymentRepository.ts"
@@ -33,7 +33,7 @@ export class Deployments extends Context.Service<Deployments, {
   readonly deploy: (
     principal: Principal,
     modelId: ModelId,
-    versionId: string,
+    versionId: ModelVersionId,
     options: DeployOptions
   ) => Effect.Effect<ModelVersion, NotFound | Forbidden | InvalidInput | VersionDeployed>
   /**
@@ -42,7 +42,7 @@ export class Deployments extends Context.Service<Deployments, {
    */
   readonly requeue: Effect.Effect<number>
   /** The durable step: one check of a deploying version, then active or failed. Safe to repeat. */
-  readonly check: (versionId: string) => Effect.Effect<void>
+  readonly check: (versionId: ModelVersionId) => Effect.Effect<void>
 }>()("@podium/domain/models/Deployments") {
   static readonly layer = Layer.effect(
     Deployments,
@@ -54,13 +54,13 @@ export class Deployments extends Context.Service<Deployments, {
       const provider = yield* ChatProvider
       const context = yield* Effect.context<FineTuningApi | ChatTargets>()
 
-      const versionOf = (modelId: string, versionId: string) =>
+      const versionOf = (modelId: ModelId, versionId: ModelVersionId) =>
         Effect.map(fineTunes.findVersion(versionId), Option.filter((v) => v.model_id === modelId))
 
       const deploy = Effect.fn("Deployments.deploy")(function*(
         principal: Principal,
         modelId: ModelId,
-        versionId: string,
+        versionId: ModelVersionId,
         options: DeployOptions
       ) {
         const model = yield* models.visible(principal, modelId)
@@ -85,7 +85,7 @@ export class Deployments extends Context.Service<Deployments, {
         return Option.getOrThrow(yield* versionOf(model.id, versionId))
       })
 
-      const check = Effect.fn("Deployments.check")(function*(versionId: string) {
+      const check = Effect.fn("Deployments.check")(function*(versionId: ModelVersionId) {
         const found = yield* fineTunes.findVersion(versionId)
         if (Option.isNone(found) || found.value.deployment_status !== "deploying") return
         const version = found.value

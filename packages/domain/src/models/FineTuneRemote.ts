@@ -1,5 +1,5 @@
 import { DateTime, Effect, Option } from "effect"
-import { storableText } from "../shared/index.ts"
+import { type FineTuneRunId, storableText } from "../shared/index.ts"
 import { type FineTuneEvent, type FineTuneRun, maxEvents } from "./FineTuneRun.ts"
 import { FineTuningApi, type FineTuningFailed, type RemoteEvent } from "./FineTuningApi.ts"
 import { FineTuneRepository } from "./FineTuneRepository.ts"
@@ -13,7 +13,7 @@ export const makeRemote = Effect.gen(function*() {
   const runs = yield* FineTuneRepository
   const api = yield* FineTuningApi
 
-  const runOf = (runId: string) =>
+  const runOf = (runId: FineTuneRunId) =>
     Effect.flatMap(runs.find(runId), Option.match({
       onNone: () => Effect.die(new Error(`fine-tune run ${runId} is gone`)),
       onSome: Effect.succeed

@@ -2,7 +2,7 @@ import { Context, DateTime, Duration, Effect, Layer, Option, Random, Result, Sch
 import { buildMessages, ChatTargets } from "../inference/index.ts"
 import { type Leaderboard, LeaderboardRepository } from "../leaderboards/index.ts"
 import { type DatasetMissing, type DatasetUnavailable, judgeModelOf, mapRows, RunDatasets } from "../runs/index.ts"
-import { IdGenerator, ModelVersionId, storableText } from "../shared/index.ts"
+import { type FineTuneRunId, IdGenerator, ModelVersionId, storableText } from "../shared/index.ts"
 import {
   type FineTuneEvent,
   type FineTuneRun,
@@ -48,13 +48,13 @@ const patience = Schedule.exponential(Duration.seconds(1)).pipe(Schedule.jittere
  * automatic runs with `auto_update_model`, gates its deployment on that score.
  */
 export class FineTuneSteps extends Context.Service<FineTuneSteps, {
-  readonly describe: (runId: string) => Effect.Effect<{ readonly trainer: FineTuneRun["trainer"] }>
-  readonly prepare: (runId: string) => Effect.Effect<void, NoTrainingData | TrainingFailed>
-  readonly train: (runId: string) => Effect.Effect<void, TrainingFailed>
-  readonly follow: (runId: string) => Effect.Effect<void, TrainingFailed>
-  readonly evaluate: (runId: string) => Effect.Effect<void>
-  readonly finish: (runId: string) => Effect.Effect<void>
-  readonly fail: (runId: string, error: string) => Effect.Effect<void>
+  readonly describe: (runId: FineTuneRunId) => Effect.Effect<{ readonly trainer: FineTuneRun["trainer"] }>
+  readonly prepare: (runId: FineTuneRunId) => Effect.Effect<void, NoTrainingData | TrainingFailed>
+  readonly train: (runId: FineTuneRunId) => Effect.Effect<void, TrainingFailed>
+  readonly follow: (runId: FineTuneRunId) => Effect.Effect<void, TrainingFailed>
+  readonly evaluate: (runId: FineTuneRunId) => Effect.Effect<void>
+  readonly finish: (runId: FineTuneRunId) => Effect.Effect<void>
+  readonly fail: (runId: FineTuneRunId, error: string) => Effect.Effect<void>
 }>()("@podium/domain/models/FineTuneSteps") {
   static readonly layer = Layer.effect(
     FineTuneSteps,
@@ -70,7 +70,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
       const { askerOf, callsOf, complete, scoreOn } = yield* makeScoring
       const now = DateTime.now
 
-      const describe = (runId: string) => Effect.map(runOf(runId), (run) => ({ trainer: run.trainer }))
+      const describe = (runId: FineTuneRunId) => Effect.map(runOf(runId), (run) => ({ trainer: run.trainer }))
 
       /** Synthetic references: the leaderboard's judge model answers inputs that have none. */
       const synthesise = Effect.fnUntraced(function*(calls: Calls, leaderboard: Leaderboard, inputs: ReadonlyArray<Omit<Asked, "leaderboard_id">>) {
@@ -84,7 +84,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         })
       })
 
-      const prepare = Effect.fn("FineTuneSteps.prepare")(function*(runId: string) {
+      const prepare = Effect.fn("FineTuneSteps.prepare")(function*(runId: FineTuneRunId) {
         const run = yield* runOf(runId)
         if (run.status !== "queued") return
         const model = yield* modelRepository.find(run.model_id)
@@ -262,13 +262,13 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         })
       })
 
-      const train = Effect.fn("FineTuneSteps.train")(function*(runId: string) {
+      const train = Effect.fn("FineTuneSteps.train")(function*(runId: FineTuneRunId) {
         const run = yield* runOf(runId)
         if (run.status !== "running") return
         yield* run.trainer === "openai" ? trainRemote(run) : trainFewShot(run)
       })
 
-      const follow = Effect.fn("FineTuneSteps.follow")(function*(runId: string) {
+      const follow = Effect.fn("FineTuneSteps.follow")(function*(runId: FineTuneRunId) {
         const interval = yield* FineTunePollInterval
         let answered = yield* now
         while (true) {
@@ -295,9 +295,9 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         }
       })
 
-      const heldOut = (runId: string) => Effect.map(runs.examples(runId, "held_out"), (rows) => rows.slice(0, maxEvaluationRows))
+      const heldOut = (runId: FineTuneRunId) => Effect.map(runs.examples(runId, "held_out"), (rows) => rows.slice(0, maxEvaluationRows))
 
-      const evaluate = Effect.fn("FineTuneSteps.evaluate")(function*(runId: string) {
+      const evaluate = Effect.fn("FineTuneSteps.evaluate")(function*(runId: FineTuneRunId) {
         const run = yield* runOf(runId)
         if (run.status !== "running" || run.artifact === null || run.metrics?.held_out !== undefined) return
         const calls = callsOf(run)
@@ -331,7 +331,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         return held?.score_after ?? null
       }
 
-      const finish = Effect.fn("FineTuneSteps.finish")(function*(runId: string) {
+      const finish = Effect.fn("FineTuneSteps.finish")(function*(runId: FineTuneRunId) {
         const run = yield* runOf(runId)
         if (run.status === "succeeded") {
           // the end landed and the activation may not have: finish it (once the version is deployed, nothing to do)
@@ -372,7 +372,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         if (ended && gate?.decision === "deploy") yield* runs.activate(version.id, at)
       })
 
-      const fail = Effect.fn("FineTuneSteps.fail")(function*(runId: string, error: string) {
+      const fail = Effect.fn("FineTuneSteps.fail")(function*(runId: FineTuneRunId, error: string) {
         const run = yield* runOf(runId)
         const ended = yield* runs.end(runId, { status: "failed", version: null, gate: null, error: storableText(error) }, yield* now)
         if (ended && run.trainer === "openai" && run.artifact === null) yield* cancelRemote(runId, run.remote?.job_id ?? null)

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../access/index.ts"
 import type { IntegrationUnavailable } from "../integrations/index.ts"
-import { type ModelId, NotFound } from "../shared/index.ts"
+import { type FineTuneRunId, type ModelId, NotFound } from "../shared/index.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
 import { makeLaunch, type StartRequest } from "./FineTuneLaunch.ts"
 import { makeRemote } from "./FineTuneRemote.ts"
@@ -27,7 +27,7 @@ export class FineTunes extends Context.Service<FineTunes, {
   ) => Effect.Effect<FineTuneRun, NotFound | NoTrainingData | BaseModelUnavailable | FineTuneInProgress | IntegrationUnavailable>
   readonly list: (principal: Principal, modelId: ModelId, page: Page) => Effect.Effect<ReadonlyArray<FineTuneRun>, NotFound>
   /** Asks the remote job of the run (the newest run when none is named) how it is doing now. */
-  readonly sync: (principal: Principal, modelId: ModelId, runId: string | undefined) => Effect.Effect<FineTuneRun, NotFound>
+  readonly sync: (principal: Principal, modelId: ModelId, runId: FineTuneRunId | undefined) => Effect.Effect<FineTuneRun, NotFound>
   readonly versions: (principal: Principal, modelId: ModelId) => Effect.Effect<ReadonlyArray<ModelVersion>, NotFound>
 }>()("@podium/domain/models/FineTunes") {
   static readonly layer = Layer.effect(
@@ -52,7 +52,7 @@ export class FineTunes extends Context.Service<FineTunes, {
         return yield* runs.versions(model.id)
       })
 
-      const sync = Effect.fn("FineTunes.sync")(function*(principal: Principal, modelId: ModelId, runId: string | undefined) {
+      const sync = Effect.fn("FineTunes.sync")(function*(principal: Principal, modelId: ModelId, runId: FineTuneRunId | undefined) {
         const model = yield* models.visible(principal, modelId)
         const found = runId === undefined
           ? Option.fromUndefinedOr((yield* runs.list(model.id, { limit: 1, offset: 0 }))[0])
