@@ -7,6 +7,7 @@ import {
   DatasetImprovements,
   DatasetMissing,
   DatasetUnavailable,
+  ImprovementId,
   ImprovementQueue,
   RunQueue,
   runChunkRows,
@@ -78,7 +79,7 @@ export const layerRunQueue = Layer.effect(
 
 /** An improve-dataset job as a durable workflow, keyed by the job: prepare, a page at a time, publish. */
 export const ImprovementWorkflow = Workflow.make("DatasetImprovement", {
-  payload: { job_id: Schema.String },
+  payload: { job_id: ImprovementId },
   idempotencyKey: ({ job_id }) => job_id
 })
 

@@ -42,11 +42,11 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
    */
   readonly improveNow: (leaderboardId: LeaderboardId) => Effect.Effect<void>
   /** Step 1: reads the dataset and stores the targets. */
-  readonly prepare: (jobId: string) => Effect.Effect<void, DatasetUnavailable | DatasetMissing>
+  readonly prepare: (jobId: ImprovementId) => Effect.Effect<void, DatasetUnavailable | DatasetMissing>
   /** Step 2, per page: proposes references for the targets after `after`; the page's last index, or null when done. */
-  readonly improvePage: (jobId: string, after: number) => Effect.Effect<number | null>
-  readonly publish: (jobId: string) => Effect.Effect<void>
-  readonly fail: (jobId: string, error: string) => Effect.Effect<void>
+  readonly improvePage: (jobId: ImprovementId, after: number) => Effect.Effect<number | null>
+  readonly publish: (jobId: ImprovementId) => Effect.Effect<void>
+  readonly fail: (jobId: ImprovementId, error: string) => Effect.Effect<void>
   readonly latest: (principal: Principal, leaderboardId: LeaderboardId) => Effect.Effect<Option.Option<Improvement>, NotFound>
 }>()("@podium/domain/runs/DatasetImprovements") {
   static readonly layer = Layer.effect(
@@ -106,7 +106,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         return job.value
       })
 
-      const jobOf = (jobId: string) =>
+      const jobOf = (jobId: ImprovementId) =>
         Effect.flatMap(repository.find(jobId), Option.match({
           onNone: () => Effect.die(new Error(`improve-dataset job ${jobId} is gone`)),
           onSome: Effect.succeed
@@ -118,7 +118,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
           onSome: Effect.succeed
         }))
 
-      const prepare = Effect.fn("DatasetImprovements.prepare")(function*(jobId: string) {
+      const prepare = Effect.fn("DatasetImprovements.prepare")(function*(jobId: ImprovementId) {
         const job = yield* jobOf(jobId)
         if (job.status !== "running") return
         const leaderboard = yield* leaderboardOf(job)
@@ -147,7 +147,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         yield* repository.prepare(jobId, unique)
       })
 
-      const propose = (jobId: string, ask: ReadyLabeller["ask"]) => (row: StoredTarget) =>
+      const propose = (jobId: ImprovementId, ask: ReadyLabeller["ask"]) => (row: StoredTarget) =>
         Effect.gen(function*() {
           const answer = yield* ask(referenceRequest(row)).pipe(
             Effect.retry({ schedule: backoff, times: 3, while: retryable }),
@@ -161,7 +161,7 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
           )
         })
 
-      const improvePage = Effect.fn("DatasetImprovements.improvePage")(function*(jobId: string, after: number) {
+      const improvePage = Effect.fn("DatasetImprovements.improvePage")(function*(jobId: ImprovementId, after: number) {
         const job = yield* jobOf(jobId)
         if (job.status !== "running") return null
         const page = yield* repository.pending(jobId, after, improvePageSize)
@@ -175,11 +175,11 @@ export class DatasetImprovements extends Context.Service<DatasetImprovements, {
         return page[page.length - 1]!.index
       })
 
-      const publish = Effect.fn("DatasetImprovements.publish")(function*(jobId: string) {
+      const publish = Effect.fn("DatasetImprovements.publish")(function*(jobId: ImprovementId) {
         yield* repository.publish(jobId, yield* DateTime.now)
       })
 
-      const fail = Effect.fn("DatasetImprovements.fail")(function*(jobId: string, error: string) {
+      const fail = Effect.fn("DatasetImprovements.fail")(function*(jobId: ImprovementId, error: string) {
         yield* repository.fail(jobId, storableText(error), yield* DateTime.now)
       })
 
