@@ -1,6 +1,7 @@
 import { Cause, Effect, Layer, Schema } from "effect"
 import { Activity, Workflow } from "effect/workflow"
-import { DatasetLabelQueue, DatasetLabels } from "@podium/domain/datasets"
+import { DatasetLabelQueue, DatasetLabels, LabelJobId } from "@podium/domain/datasets"
+import { LeaderboardId } from "@podium/domain/leaderboards"
 import { orFail, persistent, workflows } from "./Steps.ts"
 
 /**
@@ -9,7 +10,7 @@ import { orFail, persistent, workflows } from "./Steps.ts"
  * is redone; rows it labelled are skipped). Then the labels are published as a new version.
  */
 export const DatasetLabelsWorkflow = Workflow.make("DatasetLabels", {
-  payload: { job_id: Schema.String, leaderboard_id: Schema.String },
+  payload: { job_id: LabelJobId, leaderboard_id: LeaderboardId },
   idempotencyKey: ({ job_id }) => job_id
 })
 

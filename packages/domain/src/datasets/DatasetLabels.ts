@@ -34,9 +34,9 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
     id: LeaderboardId
   ) => Effect.Effect<LabelJob, NotFound | NotPushDataset | LeaderboardArchived | NoLabeller>
   /** Labels the next page after `afterId`; answers the page's last row id, or null when no rows are left. */
-  readonly labelPage: (jobId: string, afterId: string | null) => Effect.Effect<string | null>
-  readonly publish: (jobId: string) => Effect.Effect<void>
-  readonly fail: (jobId: string, error: string) => Effect.Effect<void>
+  readonly labelPage: (jobId: LabelJobId, afterId: string | null) => Effect.Effect<string | null>
+  readonly publish: (jobId: LabelJobId) => Effect.Effect<void>
+  readonly fail: (jobId: LabelJobId, error: string) => Effect.Effect<void>
   /** The leaderboard's newest job, for the status answer (whose caller is already authorised). */
   readonly latest: (leaderboardId: LeaderboardId) => Effect.Effect<Option.Option<LabelJob>>
 }>()("@podium/domain/datasets/DatasetLabels") {
@@ -76,7 +76,7 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         return job
       })
 
-      const job = (jobId: string) =>
+      const job = (jobId: LabelJobId) =>
         Effect.flatMap(labels.find(jobId), Option.match({
           onNone: () => Effect.die(new Error(`auto-labels job ${jobId} is gone`)),
           onSome: Effect.succeed
@@ -102,7 +102,7 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
           yield* labels.saveLabel(current, row.id, storableText(output.value), yield* DateTime.now)
         })
 
-      const labelPage = Effect.fn("DatasetLabels.labelPage")(function*(jobId: string, afterId: string | null) {
+      const labelPage = Effect.fn("DatasetLabels.labelPage")(function*(jobId: LabelJobId, afterId: string | null) {
         const current = yield* job(jobId)
         if (current.status !== "running") return null
         const rows = yield* labels.unlabelled(current, afterId, labelPageSize)
@@ -119,13 +119,13 @@ export class DatasetLabels extends Context.Service<DatasetLabels, {
         return rows[rows.length - 1]!.id
       })
 
-      const publish = Effect.fn("DatasetLabels.publish")(function*(jobId: string) {
+      const publish = Effect.fn("DatasetLabels.publish")(function*(jobId: LabelJobId) {
         const current = yield* job(jobId)
         const version = yield* labels.publish(current, yield* DateTime.now)
         if (Option.isSome(version)) yield* datasets.hash(current.leaderboard_id, version.value)
       })
 
-      const fail = Effect.fn("DatasetLabels.fail")(function*(jobId: string, error: string) {
+      const fail = Effect.fn("DatasetLabels.fail")(function*(jobId: LabelJobId, error: string) {
         yield* labels.fail(yield* job(jobId), error, yield* DateTime.now)
       })
 
