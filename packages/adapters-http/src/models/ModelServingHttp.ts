@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { Principal } from "@podium/domain/access"
 import type { InferenceRequest } from "@podium/domain/inference"
 import { Deployments, type InferenceLog, ModelInference, ModelLogs, ModelWebhooks } from "@podium/domain/models"
-import { Links, type ModelId } from "@podium/domain/shared"
+import { Links, type ModelId, type ModelVersionId } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { handlerOf, type Served } from "../EndpointCore.ts"
@@ -33,7 +33,7 @@ export const modelInference = Effect.map(Effect.service(ModelInference), (infere
   (
     principal: Principal,
     { params, payload }: {
-      readonly params: { readonly model_id: string; readonly version_id?: string | undefined }
+      readonly params: { readonly model_id: ModelId; readonly version_id?: ModelVersionId | undefined }
       readonly payload: InferenceRequest
     }
   ) =>

@@ -10,7 +10,7 @@ import {
   TraceWriter,
   UpstreamFailed
 } from "../inference/index.ts"
-import { hotSpan, IdGenerator, type InvalidInput, NotFound, storableText } from "../shared/index.ts"
+import { hotSpan, IdGenerator, type InvalidInput, type ModelId, type ModelVersionId, NotFound, storableText } from "../shared/index.ts"
 import type { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { InferenceLogId } from "./InferenceLog.ts"
 import { ModelServing, type ServingModel } from "./ModelServing.ts"
@@ -19,8 +19,8 @@ import { answeredAs, exchangeOf, redact, VersionCaller } from "./VersionCaller.t
 export interface ModelServed {
   /** The upstream's JSON, answered in the model's name (`answeredAs`). */
   readonly body: string
-  readonly model_id: string
-  readonly version_id: string
+  readonly model_id: ModelId
+  readonly version_id: ModelVersionId
   /** The inference log's id (queued for writing). */
   readonly message_id: string
   readonly trace_id: string | null
@@ -36,8 +36,8 @@ export interface ModelServed {
 export class ModelInference extends Context.Service<ModelInference, {
   readonly infer: (
     principal: Principal,
-    modelId: string,
-    versionId: string | null,
+    modelId: ModelId,
+    versionId: ModelVersionId | null,
     request: InferenceRequest
   ) => Effect.Effect<
     ModelServed,
@@ -60,8 +60,8 @@ export class ModelInference extends Context.Service<ModelInference, {
 
       const infer = Effect.fnUntraced(function*(
         principal: Principal,
-        modelId: string,
-        versionId: string | null,
+        modelId: ModelId,
+        versionId: ModelVersionId | null,
         request: InferenceRequest
       ) {
         if (request.stream === true) return yield* new StreamingUnsupported()

@@ -12,7 +12,7 @@ import type { Artifact, DeploymentStatus } from "./ModelVersion.ts"
 export class ModelServing extends Context.Service<ModelServing, {
   readonly snapshot: (modelId: string) => Effect.Effect<Option.Option<ServingModel>>
   /** Any version of the model (an exact-version call names one that may not be active). */
-  readonly version: (modelId: string, versionId: string) => Effect.Effect<Option.Option<ServedVersion>>
+  readonly version: (modelId: string, versionId: ModelVersionId) => Effect.Effect<Option.Option<ServedVersion>>
 }>()("@podium/domain/models/ModelServing") {}
 
 /** A version that serves (or is being deployed), as model inference reads it. */

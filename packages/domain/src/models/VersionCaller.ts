@@ -1,6 +1,6 @@
 import { Context, DateTime, Effect, Layer, Option, Result, Semaphore } from "effect"
 import { type ChatCompletion, ChatProvider, ChatProviderFailed, type ChatTarget, ChatTargets, NoActiveDeployment } from "../inference/index.ts"
-import { type ChatMessage, NotFound } from "../shared/index.ts"
+import { type ChatMessage, type ModelVersionId, NotFound } from "../shared/index.ts"
 import { defaultDeployment, type Deployment } from "./Deployment.ts"
 import { versionTarget } from "./Deployments.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
@@ -57,7 +57,7 @@ export const answeredAs = (body: string, modelName: string): string => {
 }
 
 /** The model's active version a call goes to: the one named (if it is active), else the most recently deployed. */
-export const activeVersion = (model: Pick<ServingModel, "active">, versionId: string | null): ServedVersion | undefined =>
+export const activeVersion = (model: Pick<ServingModel, "active">, versionId: ModelVersionId | null): ServedVersion | undefined =>
   versionId === null ? model.active[0] : model.active.find((v) => v.id === versionId)
 
 export const exchangeOf = (
@@ -145,7 +145,7 @@ export const unservable = (
 export class VersionCaller extends Context.Service<VersionCaller, {
   readonly choose: (
     model: ServingModel,
-    versionId: string | null
+    versionId: ModelVersionId | null
   ) => Effect.Effect<ChosenVersion, NotFound | NoSuccessfulFineTune | NoActiveDeployment>
   readonly call: (chosen: ChosenVersion, exchange: VersionExchange) => Effect.Effect<VersionCall>
   readonly log: (
@@ -172,7 +172,7 @@ export class VersionCaller extends Context.Service<VersionCaller, {
         return entry.gate
       }
 
-      const choose = Effect.fnUntraced(function*(model: ServingModel, versionId: string | null) {
+      const choose = Effect.fnUntraced(function*(model: ServingModel, versionId: ModelVersionId | null) {
         if (!model.fine_tuned) {
           return yield* new NoSuccessfulFineTune({ model_id: model.id, message: "The model has no successful fine-tune yet" })
         }
