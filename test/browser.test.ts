@@ -208,7 +208,7 @@ describe("the web app", () => {
     await screenshot(page, "human-summary-phone")
     await expectAccessible(page, "the human evaluation summary on a phone")
     await page.context().close()
-  })
+  }, 90_000) // a dozen pages with axe on each: 15–21 s in CI, past the default 30 s once on a loaded machine
 
   it("sends the reader back to sign-in when the session ends, and then to the same page", async () => {
     const page = await newPage(browser)
