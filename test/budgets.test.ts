@@ -130,7 +130,9 @@ const billing = loopbackFake(async (path, body) => {
     return { data: [{ id: "acme/listed", pricing: routerPrices }, { id: "acme/free-text", pricing: { prompt: "n/a" } }] }
   }
   load.max = Math.max(load.max, ++load.inFlight)
-  await new Promise((resolve) => setTimeout(resolve, 5))
+  // the honest candidate's calls take long enough that, once trusted, two of them meet in flight
+  // even when a busy machine spaces out the waiting calls' retries (at 5 ms they sometimes did not)
+  await new Promise((resolve) => setTimeout(resolve, body.model === "honest" ? 50 : 5))
   load.inFlight--
   const prompt = (body.messages as Array<{ content: string }>).reduce((n, m) => n + Buffer.byteLength(m.content), 0)
   const completion = body.model === "ignores-max-tokens" ? 1_000_000 : Math.min(body.max_tokens ?? 100_000, 100_000)
