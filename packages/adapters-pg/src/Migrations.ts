@@ -24,6 +24,9 @@ import sessionCopies from "./migrations/0020_session_copies.ts"
 import priceTrust from "./migrations/0021_price_trust.ts"
 import candidateModelUrl from "./migrations/0022_candidate_model_url.ts"
 import inviteMailLogged from "./migrations/0023_invite_mail_logged.ts"
+import servingHistory from "./migrations/0024_serving_history.ts"
+import deploymentHistory from "./migrations/0025_deployment_history.ts"
+import runSample from "./migrations/0026_run_sample.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -49,7 +52,10 @@ export const loader = PgMigrator.fromRecord({
   "0020_session_copies": sessionCopies,
   "0021_price_trust": priceTrust,
   "0022_candidate_model_url": candidateModelUrl,
-  "0023_invite_mail_logged": inviteMailLogged
+  "0023_invite_mail_logged": inviteMailLogged,
+  "0024_serving_history": servingHistory,
+  "0025_deployment_history": deploymentHistory,
+  "0026_run_sample": runSample
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */
