@@ -11,10 +11,15 @@ import {
   EvalType,
   LeaderboardId,
   LeaderboardStatus,
+  ServingActor,
+  ServingEntryId,
+  ServingEntryKind,
+  ServingPolicy,
+  ServingPolicyPatch,
 } from "@podium/domain/leaderboards"
 import { WorkspaceId } from "@podium/domain/shared"
 import { Forbidden, NotFound } from "../api/Errors.ts"
-import { LeaderboardArchived } from "./LeaderboardsErrors.ts"
+import { LeaderboardArchived, NoPreviousServing } from "./LeaderboardsErrors.ts"
 import { Label, Timestamp } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 import { RunView } from "../runs/RunView.ts"
@@ -38,6 +43,10 @@ export const LeaderboardView = Schema.StructWithRest(
     chosen_model_strategy: ChosenModelStrategy,
     chosen_leaderboard_model_id: Schema.NullOr(CandidateId),
     schedule: OpenRecord,
+    serving_policy: ServingPolicy.annotate({
+      identifier: "ServingPolicy",
+      description: "When a run may replace the serving candidate: the policy in effect (the defaults unless set)"
+    }),
     created_at: IsoTimestamp,
     updated_at: IsoTimestamp
   }),
@@ -87,10 +96,27 @@ export const UpdateLeaderboardRequest = Schema.StructWithRest(
     chosen_model_strategy: Schema.optionalKey(ChosenModelStrategy),
     chosen_leaderboard_model_id: Schema.optionalKey(Schema.NullOr(CandidateId)),
     schedule: Schema.optionalKey(OpenRecord),
+    serving_policy: Schema.optionalKey(ServingPolicyPatch.annotate({
+      description: "Changes the fields given of the policy in effect: alpha in (0, 1), min_rows ≥ 1 (whole), " +
+        "margin in [0, 1), switch_when significantly_better or non_inferior_and_cheaper; out of range is a 400"
+    })),
     ...ChallengeFields
   }),
   [OpenRecord]
 )
+
+/** One decision about what a leaderboard serves. */
+export const ServingHistoryEntryView = Schema.Struct({
+  id: ServingEntryId,
+  leaderboard_id: LeaderboardId,
+  at: Timestamp,
+  kind: ServingEntryKind,
+  from_candidate_id: Schema.NullOr(CandidateId),
+  to_candidate_id: Schema.NullOr(CandidateId),
+  actor: ServingActor,
+  evidence: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  reason: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "ServingHistoryEntry" })
 
 export const AddCandidateRequest = Schema.Struct({
   name: Label(200),
@@ -184,7 +210,44 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
       params: { ...LeaderboardParams, leaderboard_model_id: CandidateId },
       success: Deleted(CandidateId),
       error: [NotFound, LeaderboardArchived]
-    }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Remove a candidate model")
+    }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Remove a candidate model"),
+    HttpApiEndpoint.get("servingHistory", "/api/leaderboards/:leaderboard_id/serving-history", {
+      params: LeaderboardParams,
+      query: {
+        limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))),
+        cursor: Schema.optionalKey(ServingEntryId)
+      },
+      success: Schema.Struct({
+        data: Schema.Array(ServingHistoryEntryView),
+        next_cursor: Schema.NullOr(ServingEntryId).annotate({
+          description: "Pass as `cursor` for the next page (the last entry's id) while older entries remain, else null"
+        })
+      }),
+      error: NotFound
+    }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
+      summary: "A leaderboard's serving history, newest first",
+      description: "Every decision about what the leaderboard serves: `manual` (a PATCH of chosen_model_strategy " +
+        "or chosen_leaderboard_model_id), `run` (a run's decision, keep included), `human` (human ranking's) and " +
+        "`rollback`, with the candidate serving before (`from_candidate_id`) and after (`to_candidate_id`), who " +
+        "made it (`actor`: user, api_token or system, with `run_id` for a run's) and its `evidence`. Entries are " +
+        "never changed or removed. `limit` 1–100 (default 20); `cursor` is the previous page's `next_cursor`."
+    })),
+    HttpApiEndpoint.post("rollback", "/api/leaderboards/:leaderboard_id/serving/rollback", {
+      params: LeaderboardParams,
+      success: Schema.Struct({
+        leaderboard: LeaderboardView,
+        serving_candidate_id: CandidateId.annotate({ description: "The candidate the leaderboard serves now" }),
+        entry: ServingHistoryEntryView
+      }),
+      error: [NotFound, LeaderboardArchived, NoPreviousServing]
+    }).annotateMerge(requiresScope(write)).annotateMerge(OpenApi.annotations({
+      summary: "Serve the previous candidate again",
+      description: "Returns serving to the candidate that served before the newest change of what serves (the " +
+        "`from_candidate_id` of the newest history entry whose from and to differ): under `manual` as " +
+        "chosen_leaderboard_model_id, otherwise as the ranking's winner until the next ranking. Recorded as a " +
+        "`rollback` entry (so a second rollback undoes the first). 409 `no_previous_serving` when nothing has " +
+        "changed what serves or that candidate was removed."
+    }))
   )
   .middleware(ApiTokenAuth)
   .annotateMerge(OpenApi.annotations({ title: "Leaderboards" }))

@@ -1,6 +1,6 @@
 import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { type Candidate, type Leaderboard, Leaderboards } from "@podium/domain/leaderboards"
+import { type Candidate, type Leaderboard, Leaderboards, servingPolicyOf } from "@podium/domain/leaderboards"
 import { Runs, runView } from "@podium/domain/runs"
 import { Api } from "../api/Api.ts"
 import { type CandidateView, type LeaderboardView, UpdateLeaderboardRequest } from "./LeaderboardsApi.ts"
@@ -21,6 +21,7 @@ export const leaderboardView = (l: Leaderboard): typeof LeaderboardView.Type => 
   chosen_model_strategy: l.chosen_model_strategy,
   chosen_leaderboard_model_id: l.chosen_leaderboard_model_id,
   schedule: l.schedule as typeof LeaderboardView.Type["schedule"],
+  serving_policy: servingPolicyOf(l),
   created_at: DateTime.formatIso(l.created_at),
   updated_at: DateTime.formatIso(l.updated_at)
 })
@@ -93,6 +94,19 @@ export const LeaderboardsHttp = HttpApiBuilder.group(
             params.leaderboard_model_id
           )
           return { id: params.leaderboard_model_id, deleted: true as const }
+        }).pipe(mapDomainErrors))
+      .handle("servingHistory", ({ params, query }) =>
+        Effect.gen(function*() {
+          const page = yield* leaderboards.servingHistory(yield* CurrentPrincipal, params.leaderboard_id, {
+            limit: query.limit ?? 20,
+            cursor: query.cursor
+          })
+          return { data: page.entries, next_cursor: page.next_cursor }
+        }).pipe(mapDomainErrors))
+      .handle("rollback", ({ params }) =>
+        Effect.gen(function*() {
+          const done = yield* leaderboards.rollback(yield* CurrentPrincipal, params.leaderboard_id)
+          return { leaderboard: leaderboardView(done.leaderboard), serving_candidate_id: done.serving, entry: done.entry }
         }).pipe(mapDomainErrors))
   })
 )

@@ -7,11 +7,17 @@ import {
   type LeaderboardId,
   LeaderboardRepository,
   type Serving,
+  ServingPolicy,
 } from "@podium/domain/leaderboards"
 import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { Timestamp, toDate } from "../Rows.ts"
 
-const LeaderboardRow = Schema.Struct({ ...Leaderboard.fields, created_at: Timestamp, updated_at: Timestamp })
+const LeaderboardRow = Schema.Struct({
+  ...Leaderboard.fields,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  serving_policy: Schema.NullOr(ServingPolicy)
+})
 const CandidateRow = Schema.Struct({ ...Candidate.fields, created_at: Timestamp })
 /** Candidates aggregated as JSON: timestamps arrive as strings, credentials alongside. */
 const ServingRow = Schema.Struct({
@@ -30,7 +36,7 @@ const layer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
     const columns = sql`id, workspace_id, name, description, status, chosen_model_strategy, chosen_leaderboard_model_id,
-      schedule, challenge, extra, created_at, updated_at, version`
+      schedule, challenge, extra, created_at, updated_at, version, serving_policy`
     const candidateColumns = sql`id, leaderboard_id, name, platform, model_name, model_url, url, model_id::text AS model_id,
       auth_type, auth_header_name, sealed_token IS NOT NULL AS has_token, input_price_per_m_tokens,
       output_price_per_m_tokens, created_at`
@@ -77,7 +83,9 @@ const layer = Layer.effect(
               ) ORDER BY m.id) FROM leaderboard_models m WHERE m.leaderboard_id = l.id), '[]'::json) AS candidates
             FROM leaderboards l WHERE l.id = ${id} AND l.deleted_at IS NULL`
     })
-    const toLeaderboard = (row: typeof LeaderboardRow.Type) => new Leaderboard(row)
+    const toLeaderboard = ({ serving_policy, ...row }: typeof LeaderboardRow.Type) =>
+      new Leaderboard(serving_policy === null ? row : { ...row, serving_policy })
+    const policyOf = (l: Leaderboard) => l.serving_policy === undefined ? null : pg.json(l.serving_policy)
     const serving = (id: LeaderboardId) =>
       findServing(id).pipe(
         Effect.map(Option.map(({ candidates, ranking_winner_id, ...leaderboard }): Serving => ({
@@ -95,10 +103,10 @@ const layer = Layer.effect(
     return LeaderboardRepository.of({
       insert: (l) =>
         sql`INSERT INTO leaderboards (id, workspace_id, name, description, status, chosen_model_strategy,
-              chosen_leaderboard_model_id, schedule, challenge, extra, created_at, updated_at, version)
+              chosen_leaderboard_model_id, schedule, challenge, extra, created_at, updated_at, version, serving_policy)
             VALUES (${l.id}, ${l.workspace_id}, ${l.name}, ${l.description}, ${l.status}, ${l.chosen_model_strategy},
               ${l.chosen_leaderboard_model_id}, ${pg.json(l.schedule)}, ${pg.json(l.challenge)}, ${pg.json(l.extra)},
-              ${toDate(l.created_at)}, ${toDate(l.updated_at)}, ${l.version})`.pipe(Effect.asVoid, Effect.orDie),
+              ${toDate(l.created_at)}, ${toDate(l.updated_at)}, ${l.version}, ${policyOf(l)})`.pipe(Effect.asVoid, Effect.orDie),
       list: (workspaceId, page) =>
         list({ workspaceId, ...page }).pipe(Effect.map((rows) => rows.map(toLeaderboard)), Effect.orDie),
       find: (id) => find(id).pipe(Effect.map(Option.map(toLeaderboard)), Effect.orDie),
@@ -109,7 +117,7 @@ const layer = Layer.effect(
               chosen_model_strategy = ${l.chosen_model_strategy},
               chosen_leaderboard_model_id = ${l.chosen_leaderboard_model_id}, schedule = ${pg.json(l.schedule)},
               challenge = ${pg.json(l.challenge)}, extra = ${pg.json(l.extra)}, updated_at = ${toDate(l.updated_at)},
-              version = ${l.version}
+              version = ${l.version}, serving_policy = ${policyOf(l)}
             WHERE id = ${l.id} AND version = ${l.version - 1} AND deleted_at IS NULL RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie,

@@ -3,7 +3,7 @@ import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { Principal, PushTokenRepository, TokenSecrets } from "../access/index.ts"
 import { type ChallengeInput, LeaderboardId, Leaderboards } from "../leaderboards/index.ts"
-import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
+import { LeaderboardRepositoryMemory, ServingHistoryMemory } from "../leaderboards/memory.ts"
 import { Links, WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
 import { DatasetRepository } from "./DatasetRepository.ts"
@@ -34,6 +34,7 @@ const layer = Datasets.layer.pipe(
   Layer.provideMerge(Leaderboards.layer),
   Layer.provideMerge(Layer.mergeAll(
     LeaderboardRepositoryMemory.layer,
+    ServingHistoryMemory.layer,
     DatasetRepositoryMemory.layer,
     IdGeneratorInOrder.layer,
     SecretCipherSealing.layer,

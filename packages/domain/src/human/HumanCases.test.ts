@@ -5,7 +5,7 @@ import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, ServiceMo
 import { CandidateCalls, ChatProvider, ChatProviderFailed, ChatTargets, PriceCatalogue, type Trace, TraceWriter } from "../inference/index.ts"
 import { IntegrationRepository } from "../integrations/index.ts"
 import { type LeaderboardId, LeaderboardRepository, Leaderboards } from "../leaderboards/index.ts"
-import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
+import { LeaderboardRepositoryMemory, ServingHistoryMemory } from "../leaderboards/memory.ts"
 import { CaseGeneration } from "./CaseGeneration.ts"
 import { CaseGenerator } from "./CaseGenerator.ts"
 import type { CaseResponse, Verdicts } from "./CaseStage.ts"
@@ -73,7 +73,7 @@ const layerWith = (answers: Layer.Layer<ChatProvider>, catalogue: Layer.Layer<Pr
     Leaderboards.layer
   ).pipe(
     Layer.provideMerge(HumanCaseRepositoryMemory.layer),
-    Layer.provideMerge(LeaderboardRepositoryMemory.layer),
+    Layer.provideMerge(Layer.merge(LeaderboardRepositoryMemory.layer, ServingHistoryMemory.layer)),
     Layer.provideMerge(Layer.mergeAll(IdGeneratorInOrder.layer, SecretCipherSealing.layer, ModelDirectoryEmpty.layer, ServiceModelsEmpty.layer, noIntegrations, noDocuments, traces, answers, catalogue)),
     Layer.provideMerge(TestClock.layer())
   )

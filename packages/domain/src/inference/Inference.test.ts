@@ -12,7 +12,7 @@ import {
   Leaderboards,
   ModelDirectory
 } from "../leaderboards/index.ts"
-import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
+import { LeaderboardRepositoryMemory, ServingHistoryMemory } from "../leaderboards/memory.ts"
 import { TokenId } from "../shared/index.ts"
 import { WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, SecretCipherSealing, ServiceModelsEmpty, uuid, workspaceOwner } from "../testing/index.ts"
@@ -99,6 +99,7 @@ const world = () => {
     IdGeneratorInOrder.layer,
     SecretCipherSealing.layer,
     LeaderboardRepositoryMemory.layer,
+    ServingHistoryMemory.layer,
     BudgetLedgerMemory.layer
   )
   const layer = Inference.layer.pipe(

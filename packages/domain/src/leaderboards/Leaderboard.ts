@@ -1,6 +1,7 @@
 import { type DateTime, Result, Schema } from "effect"
 import { InvalidInput, WorkspaceId } from "../shared/index.ts"
 import { scheduleOf } from "./Schedule.ts"
+import { applyServingPolicyPatch, defaultServingPolicy, ServingPolicy, type ServingPolicyPatch } from "./ServingPolicy.ts"
 
 export const LeaderboardId = Schema.String.check(Schema.isUUID()).pipe(Schema.brand("LeaderboardId"))
 export type LeaderboardId = typeof LeaderboardId.Type
@@ -55,8 +56,14 @@ export class Leaderboard extends Schema.Class<Leaderboard>("Leaderboard")({
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc,
   /** Counts the changes made to the leaderboard (and its candidate list): a write names the one it read. */
-  version: Schema.Int
+  version: Schema.Int,
+  /** When a run may replace the serving candidate, as set; absent: the defaults (`servingPolicyOf`). */
+  serving_policy: Schema.optionalKey(ServingPolicy)
 }) {}
+
+/** The leaderboard's serving policy in effect: as set, else the defaults. */
+export const servingPolicyOf = (leaderboard: Pick<Leaderboard, "serving_policy">): ServingPolicy =>
+  leaderboard.serving_policy ?? defaultServingPolicy
 
 const httpUrl = /^https?:\/\/[^\s/]+/
 
@@ -124,6 +131,8 @@ export interface UpdateInput extends ChallengeInput {
   readonly chosen_model_strategy?: typeof ChosenModelStrategy.Type | undefined
   readonly chosen_leaderboard_model_id?: CandidateId | null | undefined
   readonly schedule?: Readonly<Record<string, unknown>> | undefined
+  /** Changes the fields it names of the policy in effect; each must stay in range. */
+  readonly serving_policy?: ServingPolicyPatch | undefined
   /** Every other property of the (open) request: stored and returned, unless it names a read-only field. */
   readonly extra: Readonly<Record<string, unknown>>
 }
@@ -173,6 +182,9 @@ export const applyUpdate = (
     yield* checkUpdate(leaderboard, { status, changesOtherFields })
     const challenge = challengeOf(input, leaderboard.challenge)
     yield* checkDataset(challenge)
+    const servingPolicy = input.serving_policy === undefined
+      ? leaderboard.serving_policy
+      : yield* applyServingPolicyPatch(servingPolicyOf(leaderboard), input.serving_policy, ["serving_policy"])
     const next = new Leaderboard({
       ...leaderboard,
       name: input.name ?? leaderboard.name,
@@ -189,7 +201,8 @@ export const applyUpdate = (
         ...Object.fromEntries(Object.entries(extra).filter(([key]) => !readOnlyFields.has(key)))
       },
       updated_at: now,
-      version: leaderboard.version + 1
+      version: leaderboard.version + 1,
+      ...(servingPolicy === undefined ? {} : { serving_policy: servingPolicy })
     })
     yield* checkChoice(next, current.candidates.map((c) => c.id))
     return next

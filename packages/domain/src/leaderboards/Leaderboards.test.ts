@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, uuid, workspaceOwner } from "../testing/index.ts"
 import { CandidateId } from "./Leaderboard.ts"
 import { LeaderboardRepositoryMemory } from "./LeaderboardRepositoryMemory.ts"
+import { ServingHistoryMemory } from "./ServingHistoryMemory.ts"
 import { Leaderboards } from "./Leaderboards.ts"
 
 // The use case over the memory repository; ids and sealing (ports of the shared context) are faked.
@@ -11,7 +12,7 @@ import { Leaderboards } from "./Leaderboards.ts"
 
 
 const layer = Leaderboards.layer.pipe(
-  Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, IdGeneratorInOrder.layer, SecretCipherSealing.layer, ModelDirectoryEmpty.layer)),
+  Layer.provide(Layer.mergeAll(LeaderboardRepositoryMemory.layer, ServingHistoryMemory.layer, IdGeneratorInOrder.layer, SecretCipherSealing.layer, ModelDirectoryEmpty.layer)),
   Layer.provideMerge(TestClock.layer())
 )
 

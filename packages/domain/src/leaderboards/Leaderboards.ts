@@ -16,6 +16,16 @@ import {
 } from "./Leaderboard.ts"
 import { LeaderboardRepository, type Serving } from "./LeaderboardRepository.ts"
 import { ModelDirectory } from "./ModelDirectory.ts"
+import {
+  actorOf,
+  changedServing,
+  NoPreviousServing,
+  ServingEntryId,
+  ServingHistory,
+  ServingHistoryEntry,
+  type ServingHistoryPage,
+  servingCandidateId
+} from "./ServingHistory.ts"
 
 export interface CreateInput extends ChallengeInput {
   readonly name: string
@@ -35,6 +45,13 @@ export interface CandidateInput {
   readonly auth_header_name?: string | undefined
   readonly input_price_per_m_tokens?: number | undefined
   readonly output_price_per_m_tokens?: number | undefined
+}
+
+/** A rollback's outcome: the leaderboard, the candidate it serves now, and the entry that records it. */
+export interface Rollback {
+  readonly leaderboard: Leaderboard
+  readonly serving: CandidateId
+  readonly entry: ServingHistoryEntry
 }
 
 export interface LeaderboardDetail {
@@ -61,11 +78,28 @@ export class Leaderboards extends Context.Service<Leaderboards, {
    * possibly from this instance's copy (`LeaderboardRepository.servingSnapshot`).
    */
   readonly serving: (principal: Principal, id: LeaderboardId) => Effect.Effect<Serving, NotFound>
+  /** A change of the chosen strategy or candidate is recorded in the serving history (`manual`). */
   readonly update: (
     principal: Principal,
     id: LeaderboardId,
     input: UpdateInput
   ) => Effect.Effect<Leaderboard, NotFound | InvalidInput | LeaderboardArchived>
+  /** The leaderboard's serving history, newest first (ServingHistory.list). */
+  readonly servingHistory: (
+    principal: Principal,
+    id: LeaderboardId,
+    page: { readonly limit: number; readonly cursor?: ServingEntryId | undefined }
+  ) => Effect.Effect<ServingHistoryPage, NotFound>
+  /**
+   * Serves again the candidate that served before the newest change of what serves (`from` of the
+   * newest entry whose from and to differ): under `manual` as the chosen candidate, otherwise as the
+   * ranking's winner. Recorded as a `rollback` entry. NoPreviousServing if no entry changed what
+   * serves or that candidate was removed.
+   */
+  readonly rollback: (
+    principal: Principal,
+    id: LeaderboardId
+  ) => Effect.Effect<Rollback, NotFound | InvalidInput | LeaderboardArchived | NoPreviousServing>
   readonly remove: (principal: Principal, id: LeaderboardId) => Effect.Effect<void, NotFound>
   /** A Service candidate's `model_id` must name a model of the leaderboard's workspace (ModelDirectory). */
   readonly addCandidate: (
@@ -92,6 +126,7 @@ export class Leaderboards extends Context.Service<Leaderboards, {
       const ids = yield* IdGenerator
       const cipher = yield* SecretCipher
       const models = yield* ModelDirectory
+      const history = yield* ServingHistory
 
       /** The leaderboard with its candidates, if the caller's workspace owns it. */
       const visibleServing = Effect.fnUntraced(function*(
@@ -169,9 +204,105 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         for (let attempt = 1; attempt <= updateAttempts; attempt++) {
           const current = yield* visibleServing(principal, id)
           const next = yield* Effect.fromResult(applyUpdate(current, input, yield* DateTime.now))
-          if (yield* repository.update(next)) return next
+          if (!(yield* repository.update(next))) continue
+          const before = current.leaderboard
+          if (
+            next.chosen_model_strategy !== before.chosen_model_strategy ||
+            next.chosen_leaderboard_model_id !== before.chosen_leaderboard_model_id
+          ) {
+            yield* history.append(new ServingHistoryEntry({
+              id: yield* ids.make(ServingEntryId),
+              workspace_id: next.workspace_id,
+              leaderboard_id: next.id,
+              at: next.updated_at,
+              kind: "manual",
+              from_candidate_id: servingCandidateId(before, current.candidates, current.ranking_winner),
+              to_candidate_id: servingCandidateId(next, current.candidates, current.ranking_winner),
+              actor: actorOf(principal),
+              evidence: {
+                chosen_model_strategy: { from: before.chosen_model_strategy, to: next.chosen_model_strategy },
+                chosen_leaderboard_model_id: {
+                  from: before.chosen_leaderboard_model_id,
+                  to: next.chosen_leaderboard_model_id
+                }
+              },
+              reason: null
+            }))
+          }
+          return next
         }
         return yield* Effect.die(new Error(`leaderboard ${id}: every update lost to a concurrent write`))
+      })
+
+      const servingHistory = Effect.fn("Leaderboards.servingHistory")(function*(
+        principal: Principal,
+        id: LeaderboardId,
+        page: { readonly limit: number; readonly cursor?: ServingEntryId | undefined }
+      ) {
+        yield* visible(principal, id)
+        return yield* history.list(id, page)
+      })
+
+      /** The newest entry that changed what serves, reading back a page at a time. */
+      const lastChange = Effect.fnUntraced(function*(id: LeaderboardId) {
+        let cursor: ServingEntryId | undefined = undefined
+        while (true) {
+          const page: ServingHistoryPage = yield* history.list(id, { limit: 100, cursor })
+          const found = page.entries.find(changedServing)
+          if (found !== undefined) return Option.some(found)
+          if (page.next_cursor === null) return Option.none<ServingHistoryEntry>()
+          cursor = page.next_cursor
+        }
+      })
+
+      const rollback = Effect.fn("Leaderboards.rollback")(function*(principal: Principal, id: LeaderboardId) {
+        yield* writable(principal, id)
+        const change = yield* lastChange(id)
+        const target = Option.flatMapNullishOr(change, (entry) => entry.from_candidate_id)
+        if (Option.isNone(change) || Option.isNone(target)) {
+          return yield* new NoPreviousServing({
+            leaderboard_id: id,
+            message: "No earlier serving candidate to return to: nothing has changed what this leaderboard serves"
+          })
+        }
+        for (let attempt = 1; attempt <= updateAttempts; attempt++) {
+          const current = yield* visibleServing(principal, id)
+          if (!current.candidates.some((c) => c.id === target.value)) {
+            return yield* new NoPreviousServing({
+              leaderboard_id: id,
+              message: `The candidate served before, ${target.value}, is no longer a candidate of this leaderboard`
+            })
+          }
+          const now = yield* DateTime.now
+          const from = servingCandidateId(current.leaderboard, current.candidates, current.ranking_winner)
+          let leaderboard = current.leaderboard
+          if (leaderboard.chosen_model_strategy === "manual") {
+            leaderboard = new Leaderboard({
+              ...leaderboard,
+              chosen_leaderboard_model_id: target.value,
+              updated_at: now,
+              version: leaderboard.version + 1
+            })
+            if (!(yield* repository.update(leaderboard))) continue
+          } else {
+            yield* repository.setRankingWinner(id, target.value)
+          }
+          const entry = new ServingHistoryEntry({
+            id: yield* ids.make(ServingEntryId),
+            workspace_id: leaderboard.workspace_id,
+            leaderboard_id: id,
+            at: now,
+            kind: "rollback",
+            from_candidate_id: from,
+            to_candidate_id: target.value,
+            actor: actorOf(principal),
+            evidence: { undoes: change.value.id, strategy: leaderboard.chosen_model_strategy },
+            reason: null
+          })
+          yield* history.append(entry)
+          return { leaderboard, serving: target.value, entry }
+        }
+        return yield* Effect.die(new Error(`leaderboard ${id}: every rollback lost to a concurrent write`))
       })
 
       const remove = Effect.fn("Leaderboards.remove")(function*(principal: Principal, id: LeaderboardId) {
@@ -242,7 +373,19 @@ export class Leaderboards extends Context.Service<Leaderboards, {
         }
       })
 
-      return Leaderboards.of({ list, create, get, serving, update, remove, addCandidate, addCandidates, removeCandidate })
+      return Leaderboards.of({
+        list,
+        create,
+        get,
+        serving,
+        update,
+        servingHistory,
+        rollback,
+        remove,
+        addCandidate,
+        addCandidates,
+        removeCandidate
+      })
     })
   )
 }

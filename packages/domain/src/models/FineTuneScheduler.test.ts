@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { DatasetRepositoryMemory } from "../datasets/memory.ts"
 import { HubDatasets, IntegrationRepository } from "../integrations/index.ts"
 import { Leaderboards } from "../leaderboards/index.ts"
-import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
+import { LeaderboardRepositoryMemory, ServingHistoryMemory } from "../leaderboards/memory.ts"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, SecretCipherSealing, workspaceOwner } from "../testing/index.ts"
 import { type BaseModel, baseModelId } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
@@ -34,6 +34,7 @@ const absent = <I, S>(tag: Context.Service<I, S>) =>
 
 const adapters = Layer.mergeAll(
   LeaderboardRepositoryMemory.layer,
+  ServingHistoryMemory.layer,
   DatasetRepositoryMemory.layer,
   FineTuneRepositoryMemory.layer,
   IdGeneratorInOrder.layer,

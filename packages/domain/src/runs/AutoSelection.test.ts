@@ -2,7 +2,7 @@ import { Effect, Exit, Layer, Option, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { IntegrationRepository, type StoredIntegration } from "../integrations/index.ts"
 import { Leaderboards } from "../leaderboards/index.ts"
-import { LeaderboardRepositoryMemory } from "../leaderboards/memory.ts"
+import { LeaderboardRepositoryMemory, ServingHistoryMemory } from "../leaderboards/memory.ts"
 import { IdGenerator, SecretCipher, type WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, ModelDirectoryEmpty, uuid, workspaceOwner } from "../testing/index.ts"
 import { AutoSelection } from "./AutoSelection.ts"
@@ -41,6 +41,7 @@ describe("AutoSelection", () => {
     }
     const ports = Layer.mergeAll(
       LeaderboardRepositoryMemory.layer,
+      ServingHistoryMemory.layer,
       options.ids ?? IdGeneratorInOrder.layer,
       Layer.succeed(SecretCipher, {
         seal: (plain) => Effect.succeed(`sealed:${Redacted.value(plain)}`),
