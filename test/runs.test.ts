@@ -409,34 +409,38 @@ describe("judge calibration", () => {
     await owner.api((c) => c.integrations.validate({ payload: { provider: "router", token: routerKey } }))
 
     // people judge right and partly on q1, q7, q8 — and call partly's (correct) a1 incorrect
-    const human = await humanLeaderboard(owner.api, ["right", "partly"].map((model) =>
-      aCandidate(`${fake.url}/v1`, { name: model, model_name: model })
-    ))
-    const people: Record<string, Record<string, "correct" | "incorrect">> = {
+    const humanBoard = () =>
+      humanLeaderboard(owner.api, ["right", "partly"].map((model) => aCandidate(`${fake.url}/v1`, { name: model, model_name: model })))
+    const confirm = async (human: { readonly id: LeaderboardId }, people: Record<string, Record<string, "correct" | "incorrect">>) => {
+      for (const [input, verdicts] of Object.entries(people)) {
+        const { body } = await createCase(owner.api, human.id, aCase({ input }))
+        await generate(owner.api, human.id, body.id)
+        await expect.poll(async () =>
+          (await owner.api((c) => c.human.getCase({ params: { leaderboard_id: human.id, case_id: body.id } }))).status
+        , { timeout: 10_000, interval: 50 }).toBe("generated")
+        const generated = await owner.api((c) => c.human.getCase({ params: { leaderboard_id: human.id, case_id: body.id } }))
+        // right answers " A1.  " (padded), partly "a1" or "no idea": that tells whose response is whose
+        const verdictOn = (output: string | null) => /^\s/.test(output ?? "") ? verdicts["right"]! : verdicts["partly"]!
+        await owner.api((c) =>
+          c.human.saveReview({
+            params: { leaderboard_id: human.id, case_id: body.id },
+            payload: {
+              revision: generated.revision,
+              confirm: true,
+              review: { verdicts: Object.fromEntries(generated.responses.map((r) => [r.id, verdictOn(r.output)])), reference: "", notes: "" }
+            }
+          })
+        )
+      }
+    }
+    await confirm(await humanBoard(), {
       q1: { right: "correct", partly: "incorrect" },
       q7: { right: "correct", partly: "incorrect" },
       q8: { right: "correct", partly: "incorrect" }
-    }
-    for (const [input, verdicts] of Object.entries(people)) {
-      const { body } = await createCase(owner.api, human.id, aCase({ input }))
-      await generate(owner.api, human.id, body.id)
-      await expect.poll(async () =>
-        (await owner.api((c) => c.human.getCase({ params: { leaderboard_id: human.id, case_id: body.id } }))).status
-      , { timeout: 10_000, interval: 50 }).toBe("generated")
-      const generated = await owner.api((c) => c.human.getCase({ params: { leaderboard_id: human.id, case_id: body.id } }))
-      // right answers " A1.  " (padded), partly "a1" or "no idea": that tells whose response is whose
-      const verdictOn = (output: string | null) => /^\s/.test(output ?? "") ? verdicts["right"]! : verdicts["partly"]!
-      await owner.api((c) =>
-        c.human.saveReview({
-          params: { leaderboard_id: human.id, case_id: body.id },
-          payload: {
-            revision: generated.revision,
-            confirm: true,
-            review: { verdicts: Object.fromEntries(generated.responses.map((r) => [r.id, verdictOn(r.output)])), reference: "", notes: "" }
-          }
-        })
-      )
-    }
+    })
+    // another human leaderboard confirms q1's same two answers later, the other way round: each judged
+    // answer pairs with the first confirmed human verdict only, so these change nothing (they made n 8)
+    await confirm(await humanBoard(), { q1: { right: "incorrect", partly: "correct" } })
 
     const { id } = await leaderboardWith(["right", "partly"], { eval_type: "judge", judge_provider: "router", judge_model: "calibrated/judge" })
     const done = await ended(id, (await startRun(id)).run.id)

@@ -11,6 +11,8 @@ export interface VerdictPair {
  * Human verdicts on the answers a run's judge judged, for calibration: a cell pairs with a
  * confirmed human-evaluation response of the same workspace when both answered the same input with
  * the same text (so both judged the same answer); abstentions and cells without a verdict are left out.
+ * Each cell pairs with one human verdict at most, the one first confirmed, so that an answer people
+ * confirmed in several human leaderboards counts once.
  */
 export class HumanVerdicts extends Context.Service<HumanVerdicts, {
   readonly pairs: (runId: string) => Effect.Effect<ReadonlyArray<VerdictPair>>
