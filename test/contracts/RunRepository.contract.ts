@@ -368,6 +368,48 @@ export const runRepositoryContract = (
           assert.deepStrictEqual(yield* runs.tallies(RunId.make(uuid())), [])
         }))
 
+      it.effect("costs are summed exactly: 0.01 + 0.02 + 0.02 is 0.05, and sums floats drift on come out exact", () =>
+        Effect.gen(function*() {
+          const runs = yield* RunRepository
+          const [a, b, c] = candidates(3) as [string, string, string]
+          const run = aRun(yield* aBoard(), { model_ids: [a, b, c] })
+          yield* runs.create(run)
+          yield* runs.start(run.id, aDataset(10), rowsOf(10), at(1))
+          // as floats added in order: 0.05, 0.049999999999999996 and 0.9999999999999999
+          const costs: ReadonlyArray<readonly [string, ReadonlyArray<number>]> = [
+            [a, [0.01, 0.02, 0.02]],
+            [b, [0.04, 0.005, 0.005]],
+            [c, Array.from({ length: 10 }, () => 0.1)]
+          ]
+          for (const [candidate, known] of costs) {
+            // one at a time, in order, as a float sum in storage order would add them
+            for (const [row, cost_usd] of known.entries()) yield* runs.saveCell(run.id, aCell(candidate, row, { cost_usd }), at(2))
+          }
+          const totals = (yield* talliesOf(run.id)).map((t) => [t.candidate_id, t.total_cost_usd])
+          assert.deepStrictEqual(totals, [[a, 0.05], [b, 0.05], [c, 1]])
+        }))
+
+      it.effect("a run's requested sample is stored with it, and with the dataset it started on", () =>
+        Effect.gen(function*() {
+          const runs = yield* RunRepository
+          const leaderboard = yield* aBoard()
+          const run = new Run({ ...aRun(leaderboard), sample: { size: 7, seed: 2 ** 31 - 1 } })
+          yield* runs.create(run)
+          assert.deepStrictEqual((yield* found(run.id)).sample, { size: 7, seed: 2 ** 31 - 1 })
+          const dataset: RunDataset = { ...aDataset(4), sample: { size: 7, seed: 2 ** 31 - 1 } }
+          yield* runs.start(run.id, dataset, rowsOf(4), at(1))
+          assert.deepStrictEqual(yield* found(run.id), {
+            ...runView(run),
+            status: "running",
+            dataset,
+            started_at: DateTime.formatIso(at(1)),
+            progress: { total: 8, completed: 0, failed: 0 }
+          })
+          const plain = aRun(yield* aBoard())
+          yield* runs.create(plain)
+          assert.isNull((yield* found(plain.id)).sample)
+        }))
+
       it.effect("progress is counted while the run is active and frozen when it ends; ending twice does nothing", () =>
         Effect.gen(function*() {
           const runs = yield* RunRepository

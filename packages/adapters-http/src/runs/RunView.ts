@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { CandidateResult, RunDataset, RunProgress, RunSource, RunStatus } from "@podium/domain/runs"
+import { CandidateResult, RunDataset, RunProgress, RunSample, RunSource, RunStatus } from "@podium/domain/runs"
 import { IsoTimestamp } from "../api/Schemas.ts"
 
 /** The Run object of the contract, with the per-candidate `score_low`/`score_high` (Wilson 95%). */
@@ -12,6 +12,11 @@ export const RunView = Schema.Struct({
   eval_type: Schema.Literals(["exact", "judge"]),
   model_ids: Schema.Array(Schema.String),
   improve_dataset: Schema.Boolean,
+  sample: Schema.NullOr(RunSample.annotate({ identifier: "RunSample" })).annotate({
+    description: "The sample the run was asked for (`sample` in the start request), with the seed the server drew " +
+      "when the request gave none; null: every usable row (or the leaderboard's `max_samples_to_gather`). Start a " +
+      "run with this `sample` to ask the same rows of the same dataset version"
+  }),
   progress: RunProgress.annotate({
     description: "Cells (rows × candidates): `completed` counts every answered cell, `failed` those with an error"
   }),

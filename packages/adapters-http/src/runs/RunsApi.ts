@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { LeaderboardId } from "@podium/domain/leaderboards"
 import { RunId } from "@podium/domain/shared"
-import { RunSource } from "@podium/domain/runs"
+import { maxSampleSeed, RunSample, RunSource } from "@podium/domain/runs"
 import { NotFound } from "../api/Errors.ts"
 import { LeaderboardArchived } from "../leaderboards/LeaderboardsErrors.ts"
 import { DatasetMissing, NotRunnable, RunEnded, RunInProgress } from "./RunsErrors.ts"
@@ -14,7 +14,18 @@ import { RunView } from "./RunView.ts"
 export const StartRunRequest = Schema.Struct({
   model_ids: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isUUID())).check(Schema.isMaxLength(100))),
   run_source: Schema.optionalKey(RunSource),
-  improve_dataset: Schema.optionalKey(Schema.Boolean)
+  improve_dataset: Schema.optionalKey(Schema.Boolean),
+  sample: Schema.optionalKey(Schema.Struct({
+    size: RunSample.fields.size.annotate({ description: "Rows to ask, 1 … 100,000 (all of them when the dataset has fewer)" }),
+    seed: Schema.optionalKey(RunSample.fields.seed.annotate({
+      description: `An integer in 0 … ${maxSampleSeed}; without it the server draws one and records it on the run`
+    }))
+  }).annotate({
+    identifier: "RunSampleRequest",
+    description: "Ask a seeded sample of the dataset's usable rows instead of all of them (and instead of the " +
+      "leaderboard's `max_samples_to_gather`). The same size and seed on the same dataset version choose the same " +
+      "rows, in dataset order: send a run's `sample` again to repeat it."
+  }))
 })
 
 const ResultCell = Schema.Struct({

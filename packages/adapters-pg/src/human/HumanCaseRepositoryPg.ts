@@ -24,10 +24,16 @@ import {
   type RankingCohort,
   type ReviewHistoryEntry,
   ResponseRefused,
-  winner,
+  changesServing,
+  commonVerdicts,
+  type HumanServingEntry,
+  humanServing,
+  humanServingEntry,
+  type VerdictCase,
+  type Verdict,
 } from "@podium/domain/human"
-import { type LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
-import { storableText, type WorkspaceId } from "@podium/domain/shared"
+import { type LeaderboardId, LeaderboardRepository, ServingHistory, servingPolicyOf } from "@podium/domain/leaderboards"
+import { addUsd, storableText, type WorkspaceId } from "@podium/domain/shared"
 import { toDate, toDateOrNull } from "../Rows.ts"
 
 /** jsonb columns hold the JSON encoding of the domain's schemas (timestamps as ISO strings). */
@@ -112,7 +118,9 @@ const difference = (after: Tallies | undefined, before: Tallies | undefined) => 
     const a = pickMap(after)
     const b = pickMap(before)
     for (const candidate of new Set([...a.keys(), ...b.keys()])) {
-      const delta = Object.fromEntries(tallyFields.map((f) => [f, (a.get(candidate)?.[f] ?? 0) - (b.get(candidate)?.[f] ?? 0)]))
+      // a cost's change exactly (a float difference of sums drifts as their sums do)
+      const change = (f: typeof tallyFields[number], x: number, y: number) => f === "cost_sum" ? addUsd(x, -y) : x - y
+      const delta = Object.fromEntries(tallyFields.map((f) => [f, change(f, a.get(candidate)?.[f] ?? 0, b.get(candidate)?.[f] ?? 0)]))
       if (tallyFields.some((f) => delta[f] !== 0)) rows.push({ candidate_id: candidate, common, ...delta })
     }
   }
@@ -206,6 +214,7 @@ const layer = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
     const leaderboards = yield* LeaderboardRepository
+    const servingHistory = yield* ServingHistory
 
     /** The leaderboard's workspace, in which its cases' ids are unique (and keyed). */
     const workspaceOf = (leaderboardId: LeaderboardId) => sql`(SELECT workspace_id FROM leaderboards WHERE id = ${leaderboardId})`
@@ -280,15 +289,54 @@ const layer = Layer.effect(
 
     const update = (next: HumanCase) => sql.withTransaction(write(next)).pipe(Effect.orDie)
 
-    const saveReview = (next: HumanCase, history: ReviewHistoryEntry, cohort: RankingCohort) =>
+    const saveReview = (next: HumanCase, history: ReviewHistoryEntry, cohort: RankingCohort, serving: HumanServingEntry) =>
       sql.withTransaction(Effect.gen(function*() {
         if (!(yield* write(next, history))) return false
-        // one review at a time per leaderboard from here on, so each reads the tallies the last one left
+        // one review at a time per leaderboard from here on, so each reads the tallies, verdicts and
+        // ranking winner the last one left
         yield* sql`SELECT 1 FROM leaderboards WHERE id = ${next.leaderboard_id} FOR NO KEY UPDATE`
-        const counted = yield* tallies(next.leaderboard_id, cohort.configuration, cohort.candidates.map((c) => c.id))
-        yield* leaderboards.setRankingWinner(next.leaderboard_id, winner(fromTallies(cohort.candidates, counted)))
+        const current = yield* leaderboards.findServing(next.leaderboard_id)
+        if (Option.isNone(current)) return true
+        const [counted, cases] = yield* Effect.all([
+          tallies(next.leaderboard_id, cohort.configuration, cohort.candidates.map((c) => c.id)),
+          verdictCases(next.leaderboard_id, cohort.configuration)
+        ])
+        const policy = servingPolicyOf(current.value.leaderboard)
+        const { decision } = humanServing({
+          candidates: cohort.candidates,
+          ranking: fromTallies(cohort.candidates, counted),
+          verdicts: commonVerdicts(cohort.candidates, cases),
+          policy,
+          serving: current.value.ranking_winner
+        })
+        // only a change of what serves is written and recorded (see HumanCaseRepository.saveReview)
+        if (!changesServing(decision)) return true
+        yield* leaderboards.setRankingWinner(next.leaderboard_id, decision.to_candidate_id)
+        yield* servingHistory.append(humanServingEntry({
+          entry: serving,
+          workspace_id: next.workspace_id,
+          leaderboard_id: next.leaderboard_id,
+          decision,
+          policy,
+          comparable: counted.comparable
+        }))
         return true
       })).pipe(Effect.orDie)
+
+    const verdictCases = (leaderboardId: LeaderboardId, configuration: string) =>
+      sql<{ case_id: string; candidate_id: string; status: "succeeded" | "failed"; verdict: Verdict | null }>`
+        SELECT r.case_id::text AS case_id, r.candidate_id::text AS candidate_id, r.status, r.verdict
+        FROM human_responses r JOIN human_cases c ON c.workspace_id = r.workspace_id AND c.id = r.case_id
+        WHERE c.leaderboard_id = ${leaderboardId} AND c.configuration_hash = md5(${configuration})
+          AND c.review_state = 'confirmed'`.pipe(
+        Effect.map((rows) =>
+          [...Map.groupBy(rows, (r) => r.case_id)].map(([case_id, responses]): VerdictCase => ({
+            case_id,
+            responses: responses.map(({ candidate_id, status, verdict }) => ({ candidate_id, status, cost_usd: null, verdict }))
+          }))
+        ),
+        Effect.orDie
+      )
 
     /** Moves the configuration's counters from what the case added before to what it adds now. */
     const moveTallies = (c: HumanCase, before: Tallies | undefined, after: Tallies | undefined) =>
@@ -303,7 +351,7 @@ const layer = Layer.effect(
                    cost_samples integer, cost_missing integer, technical_errors integer)
             ON CONFLICT (leaderboard_id, configuration_hash, candidate_id, common) DO UPDATE SET
               correct = human_tallies.correct + EXCLUDED.correct, total = human_tallies.total + EXCLUDED.total,
-              cost_sum = human_tallies.cost_sum + EXCLUDED.cost_sum,
+              cost_sum = round(human_tallies.cost_sum::numeric + EXCLUDED.cost_sum::numeric, 12)::float8,
               cost_samples = human_tallies.cost_samples + EXCLUDED.cost_samples,
               cost_missing = human_tallies.cost_missing + EXCLUDED.cost_missing,
               technical_errors = human_tallies.technical_errors + EXCLUDED.technical_errors`
@@ -448,7 +496,9 @@ const layer = Layer.effect(
         return rows.map((row) => toCase(row, byCase.get(row.id) ?? []))
       }).pipe(Effect.orDie)
 
-    return HumanCaseRepository.of({ insert, find, update, saveReview, saveResponse, responses, counts, page, tallies, confirmed, history })
+    return HumanCaseRepository.of({
+      insert, find, update, saveReview, saveResponse, responses, counts, page, tallies, verdictCases, confirmed, history
+    })
   })
 )
 

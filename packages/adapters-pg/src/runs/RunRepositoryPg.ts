@@ -1,7 +1,18 @@
 import { PgClient } from "@effect/sql-pg"
 import { Cause, DateTime, Deferred, Effect, Exit, Layer, Option, Queue, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import { CandidateResult, type Cell, Run, RunDataset, RunInProgress, RunProgress, RunRepository, type RunStatus } from "@podium/domain/runs"
+import {
+  CandidateResult,
+  type Cell,
+  type CellVerdict,
+  Run,
+  RunDataset,
+  type RunEnd,
+  RunInProgress,
+  RunProgress,
+  RunRepository,
+  type RunStatus
+} from "@podium/domain/runs"
 import { storableText } from "@podium/domain/shared"
 import { NullableTimestamp, Timestamp, toDate } from "../Rows.ts"
 
@@ -25,6 +36,12 @@ interface PendingCell {
 
 const storable = (text: string | null) => text === null ? null : storableText(text)
 
+/** runs.serving_decision holds the decision with the pairwise comparisons it rested on (`pairwise`), or null. */
+const servingDecision = (end: RunEnd) =>
+  end.serving_decision === undefined || end.serving_decision === null
+    ? null
+    : { ...end.serving_decision, pairwise: end.pairwise ?? [] }
+
 /** Most cells one statement writes. */
 const cellGroup = 256
 
@@ -40,13 +57,16 @@ const layer = Layer.effect(
     /** An active run's progress is counted from its cells; an ended run's was recorded when it ended. */
     const columns = sql`r.id::text AS id, r.leaderboard_id::text AS leaderboard_id, r.workspace_id::text AS workspace_id,
       r.status, r.run_source, r.eval_type, r.model_ids::text[] AS model_ids, r.improve_dataset,
+      CASE WHEN r.sample_size IS NOT NULL
+        THEN jsonb_build_object('size', r.sample_size, 'seed', r.sample_seed) END AS sample,
       COALESCE(r.progress, (
         SELECT jsonb_build_object(
           'total', COALESCE((r.dataset ->> 'rows')::int, 0) * cardinality(r.model_ids),
           'completed', count(*)::int,
           'failed', (count(*) FILTER (WHERE c.error IS NOT NULL))::int)
         FROM run_cells c WHERE c.run_id = r.id)) AS progress,
-      r.results, r.winner_leaderboard_model_id::text AS winner_leaderboard_model_id, r.dataset, r.error,
+      r.results, r.winner_leaderboard_model_id::text AS winner_leaderboard_model_id,
+      r.serving_decision -> 'pairwise' AS pairwise, r.serving_decision - 'pairwise' AS serving_decision, r.dataset, r.error,
       r.created_at, r.started_at, r.finished_at`
 
     const runs = (where: ReadonlyArray<Statement.Fragment>, order: Statement.Fragment = sql``) =>
@@ -100,9 +120,9 @@ const layer = Layer.effect(
             SELECT status FROM leaderboards WHERE id = ${run.leaderboard_id} FOR UPDATE`
           const inserted = yield* sql`
             INSERT INTO runs (id, leaderboard_id, workspace_id, status, run_source, eval_type, model_ids, improve_dataset,
-              prior_status, created_at)
+              sample_size, sample_seed, prior_status, created_at)
             VALUES (${run.id}, ${run.leaderboard_id}, ${run.workspace_id}, 'queued', ${run.run_source}, ${run.eval_type},
-              ${run.model_ids}::uuid[], ${run.improve_dataset},
+              ${run.model_ids}::uuid[], ${run.improve_dataset}, ${run.sample?.size ?? null}, ${run.sample?.seed ?? null},
               ${leaderboard?.status === "running" || leaderboard === undefined ? "active" : leaderboard.status},
               ${toDate(run.created_at)})
             ON CONFLICT (leaderboard_id) WHERE status IN ('queued', 'running') DO NOTHING
@@ -175,15 +195,42 @@ const layer = Layer.effect(
             (count(*) FILTER (WHERE error IS NOT NULL))::int AS errors,
             percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE output IS NOT NULL) AS latency_ms_p50,
             percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE output IS NOT NULL) AS latency_ms_p95,
-            sum(cost_usd) AS total_cost_usd
+            -- summed exactly (numeric, not float: 0.01 + 0.02 + 0.02 is 0.05) and made a float once
+            round(sum(cost_usd::numeric), 12)::float8 AS total_cost_usd
           FROM run_cells WHERE run_id = ${runId} GROUP BY candidate_id ORDER BY candidate_id`.pipe(Effect.orDie),
+      verdicts: (runId) =>
+        // one row per candidate, its cells packed in row order (a 10,000-row run of 5 candidates: 5 rows, not 50,000):
+        // c correct, i incorrect, n no verdict (none, or an error), then a answered or - not
+        sql<{ candidate_id: string; rows: ReadonlyArray<number>; codes: string }>`
+          SELECT candidate_id::text AS candidate_id, array_agg(row_idx ORDER BY row_idx) AS rows,
+            string_agg(
+              CASE WHEN error IS NOT NULL OR verdict IS NULL THEN 'n' WHEN verdict = 'correct' THEN 'c' ELSE 'i' END ||
+              CASE WHEN output IS NOT NULL THEN 'a' ELSE '-' END, '' ORDER BY row_idx) AS codes
+          FROM run_cells WHERE run_id = ${runId} GROUP BY candidate_id ORDER BY candidate_id`.pipe(
+          Effect.map((groups) =>
+            groups.flatMap(({ candidate_id, codes, rows }) =>
+              rows.map((row_index, i): CellVerdict => {
+                const code = codes[2 * i]
+                return {
+                  row_index,
+                  candidate_id,
+                  verdict: code === "c" ? "correct" : code === "i" ? "incorrect" : null,
+                  answered: codes[2 * i + 1] === "a"
+                }
+              })
+            )
+          ),
+          Effect.orDie
+        ),
       end: (runId, end, now) =>
         sql.withTransaction(Effect.gen(function*() {
           // the leaderboard first, as `create` takes them: two transactions never wait on each other crosswise
           yield* sql`SELECT 1 FROM leaderboards WHERE id = (SELECT leaderboard_id FROM runs WHERE id = ${runId}) FOR UPDATE`
+          const decision = servingDecision(end)
           const ended = yield* sql<{ leaderboard_id: string; prior_status: string }>`
             UPDATE runs r SET status = ${end.status}, results = ${pg.json(end.results)},
               winner_leaderboard_model_id = ${end.winner}, error = ${end.error}, finished_at = ${toDate(now)},
+              serving_decision = ${decision === null ? null : pg.json(decision)},
               progress = (
                 SELECT jsonb_build_object(
                   'total', COALESCE((r.dataset ->> 'rows')::int, 0) * cardinality(r.model_ids),
@@ -197,11 +244,11 @@ const layer = Layer.effect(
           yield* sql`
             UPDATE leaderboards SET status = ${run.prior_status}, version = version + 1
             WHERE id = ${run.leaderboard_id} AND status = 'running'`
-          // the winner serves only if the run did end as succeeded (a cancel that came first keeps the old one)
-          if (end.status === "succeeded" && end.winner !== null) {
+          // the run's decision serves only if it did end as succeeded (a cancel that came first keeps the old one)
+          if (end.status === "succeeded" && end.serving !== undefined && end.serving !== null) {
             yield* sql`
-              UPDATE leaderboards SET ranking_winner_id = ${end.winner}
-              WHERE id = ${run.leaderboard_id} AND ranking_winner_id IS DISTINCT FROM ${end.winner}::uuid`
+              UPDATE leaderboards SET ranking_winner_id = ${end.serving}
+              WHERE id = ${run.leaderboard_id} AND ranking_winner_id IS DISTINCT FROM ${end.serving}::uuid`
           }
           return true
         })).pipe(Effect.orDie),

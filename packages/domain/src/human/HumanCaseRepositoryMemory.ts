@@ -1,6 +1,6 @@
 import { Data, DateTime, Effect, Layer, Option, SynchronizedRef } from "effect"
-import { type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
-import { storableText } from "../shared/index.ts"
+import { type LeaderboardId, LeaderboardRepository, ServingHistory, servingPolicyOf } from "../leaderboards/index.ts"
+import { addUsd, storableText } from "../shared/index.ts"
 import { contributionOf } from "./CaseResults.ts"
 import { type CaseResponse, caseStatus, reviewState, type Slot, Stage } from "./CaseStage.ts"
 import { HumanCase } from "./HumanCase.ts"
@@ -13,7 +13,8 @@ import {
   type ReviewHistoryEntry
 } from "./HumanCaseRepository.ts"
 import type { CaseId } from "./HumanEval.ts"
-import { emptyTally, fromTallies, type Tallies, type Tally, winner } from "./HumanRanking.ts"
+import { emptyTally, fromTallies, type Tallies, type Tally } from "./HumanRanking.ts"
+import { changesServing, commonVerdicts, humanServing, humanServingEntry, type VerdictCase } from "./HumanServing.ts"
 
 interface StoredCase {
   /** As last written; a generated stage's responses stand for its slots (the answers are stored apart). */
@@ -64,7 +65,7 @@ const findIn = (tables: Tables, leaderboardId: LeaderboardId, id: CaseId) =>
 const addTally = (a: Tally, b: Tally): Tally => ({
   correct: a.correct + b.correct,
   total: a.total + b.total,
-  cost_sum: a.cost_sum + b.cost_sum,
+  cost_sum: addUsd(a.cost_sum, b.cost_sum),
   cost_samples: a.cost_samples + b.cost_samples,
   cost_missing: a.cost_missing + b.cost_missing,
   technical_errors: a.technical_errors + b.technical_errors
@@ -90,6 +91,23 @@ const talliesIn = (tables: Tables, leaderboardId: LeaderboardId, configuration: 
   }
 }
 
+/** The confirmed cases of the configuration, with their responses' verdicts. */
+const verdictCasesIn = (tables: Tables, leaderboardId: LeaderboardId, configuration: string): Array<VerdictCase> =>
+  ofLeaderboard(tables, leaderboardId).flatMap((s) => {
+    const c = caseOf(tables, s)
+    if (c.configuration !== configuration || c.stage._tag !== "Generated" || c.stage.review._tag !== "Confirmed") return []
+    const verdicts = c.stage.review.verdicts
+    return [{
+      case_id: c.id,
+      responses: c.stage.responses.map((r) => ({
+        candidate_id: r.candidate_id,
+        status: r.status,
+        cost_usd: null,
+        verdict: verdicts[r.response_id] ?? null
+      }))
+    }]
+  })
+
 /** `next` over the stored case if that is at `next.revision - 1`, with its history entry; undefined when it is not. */
 const written = (tables: Tables, next: HumanCase, entry?: ReviewHistoryEntry): Tables | ConstraintViolated | undefined => {
   const key = keyOf(next)
@@ -110,13 +128,15 @@ const written = (tables: Tables, next: HumanCase, entry?: ReviewHistoryEntry): T
 }
 
 /**
- * HumanCaseRepository in memory, with the Postgres adapter's semantics. A saved review records the
- * ranking winner through the LeaderboardRepository it is given, under the same lock as the review.
+ * HumanCaseRepository in memory, with the Postgres adapter's semantics. A saved review decides the
+ * ranking winner (through the LeaderboardRepository and ServingHistory it is given) under the same
+ * lock as the review.
  */
 const layer = Layer.effect(
   HumanCaseRepository,
   Effect.gen(function*() {
     const leaderboards = yield* LeaderboardRepository
+    const servingHistory = yield* ServingHistory
     const ref = yield* SynchronizedRef.make<Tables>({ cases: new Map(), responses: new Map(), history: new Map() })
 
     // Each operation yields first, as a round trip to the database would, so that concurrent use
@@ -145,11 +165,32 @@ const layer = Layer.effect(
         }),
       find: (leaderboardId, id) => read((tables) => findIn(tables, leaderboardId, id)),
       update: (next) => update(next, () => Effect.void),
-      saveReview: (next, entry, cohort) =>
-        update(next, (tables) => {
-          const counted = talliesIn(tables, next.leaderboard_id, cohort.configuration, cohort.candidates.map((c) => c.id))
-          return leaderboards.setRankingWinner(next.leaderboard_id, winner(fromTallies(cohort.candidates, counted)))
-        }, entry),
+      saveReview: (next, entry, cohort, serving) =>
+        update(next, (tables) =>
+          Effect.gen(function*() {
+            const current = yield* leaderboards.findServing(next.leaderboard_id)
+            if (Option.isNone(current)) return
+            const counted = talliesIn(tables, next.leaderboard_id, cohort.configuration, cohort.candidates.map((c) => c.id))
+            const policy = servingPolicyOf(current.value.leaderboard)
+            const { decision } = humanServing({
+              candidates: cohort.candidates,
+              ranking: fromTallies(cohort.candidates, counted),
+              verdicts: commonVerdicts(cohort.candidates, verdictCasesIn(tables, next.leaderboard_id, cohort.configuration)),
+              policy,
+              serving: current.value.ranking_winner
+            })
+            // only a change of what serves is written and recorded (see HumanCaseRepository.saveReview)
+            if (!changesServing(decision)) return
+            yield* leaderboards.setRankingWinner(next.leaderboard_id, decision.to_candidate_id)
+            yield* servingHistory.append(humanServingEntry({
+              entry: serving,
+              workspace_id: next.workspace_id,
+              leaderboard_id: next.leaderboard_id,
+              decision,
+              policy,
+              comparable: counted.comparable
+            }))
+          }), entry),
       saveResponse: (c, response) =>
         write((tables) => {
           const key = keyOf(c)
@@ -201,6 +242,7 @@ const layer = Layer.effect(
         ),
       tallies: (leaderboardId, configuration, candidateIds) =>
         read((tables) => talliesIn(tables, leaderboardId, configuration, candidateIds)),
+      verdictCases: (leaderboardId, configuration) => read((tables) => verdictCasesIn(tables, leaderboardId, configuration)),
       confirmed: (leaderboardId) =>
         read((tables) =>
           ofLeaderboard(tables, leaderboardId).filter((s) => reviewState(s.case) === "confirmed").map((s) => caseOf(tables, s))

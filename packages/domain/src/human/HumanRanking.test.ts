@@ -83,6 +83,15 @@ describe("human ranking, by example", () => {
     expect([ranking.confirmed, ranking.comparable]).toEqual([1, 1])
   })
 
+  it("costs are summed exactly: 0.01 + 0.02 + 0.02 is 0.05, ten times 0.1 is 1 (as floats, 0.9999999999999999)", () => {
+    const ranking = rank([{ id: "a", name: "A" }, { id: "b", name: "B" }], [
+      ...[0.01, 0.02, 0.02].map((cost) => confirmed(answer("a", "correct", cost))),
+      ...Array.from({ length: 10 }, () => confirmed(answer("b", "correct", 0.1)))
+    ])
+    expect(rowOf(ranking.rows, "a")).toMatchObject({ total_cost_usd: 0.05, cost_samples: 3 })
+    expect(rowOf(ranking.rows, "b")).toMatchObject({ total_cost_usd: 1, average_cost_usd: 0.1 })
+  })
+
   it("an abstention is not an answer, and keeps its case out of the common rows", () => {
     const candidates = [{ id: "a", name: "A" }, { id: "b", name: "B" }]
     const ranking = rank(candidates, [

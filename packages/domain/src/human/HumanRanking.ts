@@ -1,3 +1,4 @@
+import { addUsd } from "../shared/index.ts"
 import type { ResponseStatus, Verdict } from "./HumanEval.ts"
 
 /**
@@ -97,7 +98,7 @@ const add = (counts: Tally, response: RankedResponse, reviewed: boolean): Tally 
   return {
     correct: counts.correct + (judged && response.verdict === "correct" ? 1 : 0),
     total: counts.total + (judged ? 1 : 0),
-    cost_sum: counts.cost_sum + (response.cost_usd ?? 0),
+    cost_sum: addUsd(counts.cost_sum, response.cost_usd ?? 0),
     cost_samples: counts.cost_samples + (response.cost_usd === null ? 0 : 1),
     cost_missing: counts.cost_missing + (response.cost_usd === null ? 1 : 0),
     technical_errors: counts.technical_errors

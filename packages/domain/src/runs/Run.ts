@@ -1,6 +1,14 @@
-import { DateTime, Result, Schema } from "effect"
+import { DateTime, Effect, Result, Schema } from "effect"
+import { maxDatasetFileRows } from "../datasets/index.ts"
 import type { PromptInput } from "../inference/index.ts"
-import { type Candidate, type Leaderboard, LeaderboardArchived, LeaderboardId } from "../leaderboards/index.ts"
+import {
+  type Candidate,
+  type Leaderboard,
+  LeaderboardArchived,
+  LeaderboardId,
+  ServingDecision,
+  ServingDifference
+} from "../leaderboards/index.ts"
 import { InvalidInput, RunId, WorkspaceId } from "../shared/index.ts"
 import { DatasetMissing, NotRunnable } from "./RunErrors.ts"
 import { judgeModelOf } from "./Scoring.ts"
@@ -26,13 +34,56 @@ export const CandidateResult = Schema.Struct({
   latency_ms_p50: Schema.NullOr(Schema.Number),
   latency_ms_p95: Schema.NullOr(Schema.Number),
   total_cost_usd: Schema.NullOr(Schema.Number),
-  errors: Schema.Int
+  errors: Schema.Int,
+  /**
+   * The paired comparison's view of the candidate (absent on runs that ended before it was made):
+   * the candidates whose Holm-adjusted p against it is at least the serving policy's alpha, and its
+   * rank band (best: 1 + those significantly better; worst: candidates − those significantly worse).
+   */
+  statistically_tied_with: Schema.optionalKey(Schema.Array(Schema.String)),
+  rank_band: Schema.optionalKey(Schema.Struct({ best: Schema.Int, worst: Schema.Int })),
+  /** Rows with a verdict, compared in pairs; `excluded_rows` those without (judge error, failed call, unscorable). */
+  scored_rows: Schema.optionalKey(Schema.Int),
+  excluded_rows: Schema.optionalKey(Schema.Int)
 })
 export type CandidateResult = typeof CandidateResult.Type
+
+/**
+ * Two candidates on the rows both have a verdict for: `wins` counts rows `a` got right and `b` wrong,
+ * `losses` the reverse, `ties` the rest; `p_value` is the exact McNemar test, `p_adjusted` Holm's over
+ * every pair of the run, `difference` a's score minus b's with Newcombe's 95% interval (null: no row shared).
+ */
+export const PairwiseResult = Schema.Struct({
+  a: Schema.String,
+  b: Schema.String,
+  shared_rows: Schema.Int,
+  wins: Schema.Int,
+  losses: Schema.Int,
+  ties: Schema.Int,
+  p_value: Schema.Number,
+  p_adjusted: Schema.Number,
+  difference: Schema.NullOr(ServingDifference)
+})
+export type PairwiseResult = typeof PairwiseResult.Type
 
 /** Cells: rows × candidates; `completed` counts every answered cell, `failed` those with an error. */
 export const RunProgress = Schema.Struct({ total: Schema.Int, completed: Schema.Int, failed: Schema.Int })
 export type RunProgress = typeof RunProgress.Type
+
+/** Largest seed a run's sample takes: seeds are integers in 0 … 2^31-1. */
+export const maxSampleSeed = 2 ** 31 - 1
+
+/**
+ * A sample a run was asked for: `size` rows (at most the 100,000 a dataset holds; all of them when
+ * the dataset has fewer) chosen by `seed`, an integer in 0 … 2^31-1 that seeds mulberry32 (a seeded
+ * Fisher–Yates over the usable rows in dataset order; the sample keeps that order). The same size and
+ * seed on the same dataset version (and the same improved references) choose the same rows.
+ */
+export const RunSample = Schema.Struct({
+  size: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxDatasetFileRows })),
+  seed: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: maxSampleSeed }))
+})
+export type RunSample = typeof RunSample.Type
 
 /** Where the run's rows came from, fixed when the run starts. */
 export const RunDataset = Schema.Struct({
@@ -47,7 +98,9 @@ export const RunDataset = Schema.Struct({
   /** Rows the run asks: all available, or a sample of `max_samples_to_gather` of them. */
   rows: Schema.Int,
   /** The sample's seed when the rows are a sample: the same seed on the same rows picks the same sample. */
-  seed: Schema.NullOr(Schema.String)
+  seed: Schema.NullOr(Schema.String),
+  /** The run's requested sample the rows were chosen by (also when its size covered every row). */
+  sample: Schema.optionalKey(RunSample)
 })
 export type RunDataset = typeof RunDataset.Type
 
@@ -61,9 +114,15 @@ export class Run extends Schema.Class<Run>("Run")({
   /** The candidates the run asks (all of the leaderboard's when the request named none). */
   model_ids: Schema.Array(Schema.String),
   improve_dataset: Schema.Boolean,
+  /** The sample the run was asked for, its seed drawn at the start when the request gave none; null: no sample asked. */
+  sample: Schema.NullOr(RunSample).pipe(Schema.withConstructorDefault(Effect.succeed(null))),
   progress: RunProgress,
   results: Schema.Array(CandidateResult),
   winner_leaderboard_model_id: Schema.NullOr(Schema.String),
+  /** Every pair of candidates compared on their shared rows; null until the run succeeded. */
+  pairwise: Schema.NullOr(Schema.Array(PairwiseResult)).pipe(Schema.withConstructorDefault(Effect.succeed(null))),
+  /** What the run decided about who serves; null until the run succeeded. */
+  serving_decision: Schema.NullOr(ServingDecision).pipe(Schema.withConstructorDefault(Effect.succeed(null))),
   dataset: Schema.NullOr(RunDataset),
   error: Schema.NullOr(Schema.String),
   created_at: Schema.DateTimeUtc,
@@ -80,9 +139,12 @@ export const runView = (run: Run) => ({
   eval_type: run.eval_type,
   model_ids: run.model_ids,
   improve_dataset: run.improve_dataset,
+  sample: run.sample,
   progress: run.progress,
   results: run.results,
   winner_leaderboard_model_id: run.winner_leaderboard_model_id,
+  pairwise: run.pairwise,
+  serving_decision: run.serving_decision,
   dataset: run.dataset,
   error: run.error,
   created_at: DateTime.formatIso(run.created_at),

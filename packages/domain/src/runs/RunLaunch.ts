@@ -1,8 +1,8 @@
-import { DateTime, Effect } from "effect"
+import { DateTime, Effect, Random } from "effect"
 import { DatasetRepository } from "../datasets/index.ts"
 import type { Candidate, Leaderboard } from "../leaderboards/index.ts"
 import { IdGenerator, RunId, storeThenEnqueue } from "../shared/index.ts"
-import { Run, runnable, type RunSource } from "./Run.ts"
+import { maxSampleSeed, Run, runnable, type RunSource } from "./Run.ts"
 import { RunQueue } from "./RunQueue.ts"
 import { RunRepository } from "./RunRepository.ts"
 
@@ -10,6 +10,8 @@ export interface StartRequest {
   readonly model_ids?: ReadonlyArray<string> | undefined
   readonly run_source?: RunSource | undefined
   readonly improve_dataset?: boolean | undefined
+  /** A seeded sample of the rows instead of all of them; without a seed the start draws one (recorded on the run). */
+  readonly sample?: { readonly size: number; readonly seed?: number | undefined } | undefined
 }
 
 /**
@@ -28,6 +30,9 @@ export const makeLaunch = Effect.gen(function*() {
       : false
     const chosen = yield* Effect.fromResult(runnable(leaderboard, candidates, request.model_ids, hasVersion))
     const evalType = leaderboard.challenge.eval_type as "exact" | "judge"
+    const sample = request.sample === undefined
+      ? null
+      : { size: request.sample.size, seed: request.sample.seed ?? (yield* Random.nextIntBetween(0, maxSampleSeed)) }
     const run = new Run({
       id: yield* ids.make(RunId),
       leaderboard_id: leaderboardId,
@@ -37,6 +42,7 @@ export const makeLaunch = Effect.gen(function*() {
       eval_type: evalType,
       model_ids: chosen.map((c) => c.id),
       improve_dataset: request.improve_dataset ?? false,
+      sample,
       progress: { total: 0, completed: 0, failed: 0 },
       results: [],
       winner_leaderboard_model_id: null,

@@ -1,6 +1,6 @@
 import { Data, DateTime, Effect, Layer, Option, SynchronizedRef } from "effect"
 import { Leaderboard, type LeaderboardId, LeaderboardRepository, type LeaderboardStatus } from "../leaderboards/index.ts"
-import { isStorableText, storableText } from "../shared/index.ts"
+import { isStorableText, storableText, sumUsd } from "../shared/index.ts"
 import { percentile } from "./Ranking.ts"
 import { type Cell, isActive, Run, type RunProgress, type RunRow } from "./Run.ts"
 import { RunInProgress } from "./RunErrors.ts"
@@ -76,7 +76,7 @@ const tallyOf = (candidateId: string, cells: ReadonlyArray<Cell>): CellTally => 
     errors: cells.filter((c) => c.error !== null).length,
     latency_ms_p50: percentile(latencies, 50),
     latency_ms_p95: percentile(latencies, 95),
-    total_cost_usd: costs.length === 0 ? null : costs.reduce((sum, cost) => sum + cost, 0)
+    total_cost_usd: costs.length === 0 ? null : sumUsd(costs)
   }
 }
 
@@ -219,6 +219,15 @@ const layer = Layer.effect(
           }
           return [...byCandidate].sort(([a], [b]) => byText(a, b)).map(([candidateId, cells]) => tallyOf(candidateId, cells))
         }),
+      verdicts: (runId) =>
+        read((tables) =>
+          [...tables.get(runId)?.cells.values() ?? []].map((cell) => ({
+            row_index: cell.row_index,
+            candidate_id: cell.candidate_id,
+            verdict: cell.error === null ? cell.verdict : null,
+            answered: cell.output !== null
+          }))
+        ),
       end: (runId, end, now) =>
         write((tables) =>
           Effect.gen(function*() {
@@ -229,14 +238,19 @@ const layer = Layer.effect(
               status: end.status,
               results: yield* json("runs.results", end.results),
               winner_leaderboard_model_id: end.winner,
+              pairwise: end.pairwise ?? null,
+              serving_decision: end.serving_decision === undefined || end.serving_decision === null
+                ? null
+                : yield* json("runs.serving_decision", end.serving_decision),
               error: yield* nullableText("runs.error", end.error),
               finished_at: now,
               progress: progressOf(stored)
             })
             // a client that changed the status meanwhile keeps its change
             yield* setStatus(run.leaderboard_id, (current) => current === "running" ? stored.prior_status : null)
-            if (end.status === "succeeded" && end.winner !== null) {
-              yield* leaderboards.setRankingWinner(run.leaderboard_id, end.winner)
+            // the run's decision serves only if it did end as succeeded (a cancel that came first keeps the old one)
+            if (end.status === "succeeded" && end.serving !== undefined && end.serving !== null) {
+              yield* leaderboards.setRankingWinner(run.leaderboard_id, end.serving)
             }
             return [true, new Map(tables).set(runId, { ...stored, run })] as const
           })

@@ -50,7 +50,7 @@ export const mapRows = (raw: ReadonlyArray<unknown>): { readonly rows: ReadonlyA
  */
 export const chooseRows = (
   rows: ReadonlyArray<MappedRow>,
-  options: { readonly exact: boolean; readonly sample: number | null; readonly seed: string }
+  options: { readonly exact: boolean; readonly sample: number | null; readonly seed: string | number }
 ): { readonly rows: ReadonlyArray<RunRow>; readonly available: number; readonly sampled: boolean } => {
   const usable = options.exact ? rows.filter((row) => row.reference !== null) : rows
   const sampled = options.sample !== null && usable.length > options.sample

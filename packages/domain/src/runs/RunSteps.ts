@@ -9,8 +9,18 @@ import {
   ChatTargets,
   type Send
 } from "../inference/index.ts"
-import { type Candidate, type Leaderboard, type LeaderboardId, LeaderboardRepository } from "../leaderboards/index.ts"
-import { type RunId, storableText } from "../shared/index.ts"
+import {
+  type Candidate,
+  type Leaderboard,
+  type LeaderboardId,
+  LeaderboardRepository,
+  ServingEntryId,
+  ServingHistory,
+  ServingHistoryEntry,
+  servingCandidateId,
+  servingPolicyOf
+} from "../leaderboards/index.ts"
+import { IdGenerator, type RunId, storableText } from "../shared/index.ts"
 import { rank, winnerOf } from "./Ranking.ts"
 import { type Cell, inputKey, type Run, type RunDataset, type RunRow } from "./Run.ts"
 import { DatasetUnavailable } from "./RunDatasetSource.ts"
@@ -20,6 +30,7 @@ import { chooseRows, mapRows } from "./RunRows.ts"
 import type { DatasetMissing } from "./RunErrors.ts"
 import { RunRepository } from "./RunRepository.ts"
 import { exactMatch, judgeModelOf, judgeRequest, parseJudgeReply } from "./Scoring.ts"
+import { answeredCalls, pairedEvidence, runServingDecision } from "./ServingEvidence.ts"
 
 /** Calls in flight at once per candidate (RUN_CONCURRENCY). */
 export const RunConcurrency = Context.Reference<number>("@podium/domain/runs/RunConcurrency", { defaultValue: () => 8 })
@@ -40,7 +51,7 @@ const backoff = Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittere
 /**
  * A run's steps, which only its durable workflow (RunQueue's) calls, each safe to repeat: `prepare`
  * fixes the rows, `ask` has a candidate answer a chunk of them (each answer scored, exactly or by
- * the judge model), `finish` ranks the candidates and serves the winner under `ranking_winner`.
+ * the judge model), `finish` ranks the candidates and decides on paired evidence who serves under `ranking_winner`.
  */
 export class RunSteps extends Context.Service<RunSteps, {
   /** What the run's steps need to know of it. */
@@ -51,7 +62,11 @@ export class RunSteps extends Context.Service<RunSteps, {
   ) => Effect.Effect<{ readonly rows: number; readonly model_ids: ReadonlyArray<string> }, DatasetUnavailable | DatasetMissing>
   /** Step 2, per candidate and chunk of rows: asks the rows in [from, to) the candidate has not answered. */
   readonly ask: (runId: RunId, candidateId: string, from: number, to: number) => Effect.Effect<void>
-  /** Step 3: ranks, records the winner (served at once) and ends the run. */
+  /**
+   * Step 3: ranks, compares the candidates in pairs, decides on that evidence whether the ranking's
+   * serving candidate changes (the leaderboard's serving policy) and ends the run; the decision is
+   * recorded in the leaderboard's serving history once, by the attempt that ended the run.
+   */
   readonly finish: (runId: RunId) => Effect.Effect<void>
   readonly fail: (runId: RunId, error: string) => Effect.Effect<void>
 }>()("@podium/domain/runs/RunSteps") {
@@ -64,6 +79,8 @@ export class RunSteps extends Context.Service<RunSteps, {
       const improvements = yield* ImprovementRepository
       const targets = yield* ChatTargets
       const calls = yield* CandidateCalls
+      const history = yield* ServingHistory
+      const ids = yield* IdGenerator
 
       const judgeOf = (leaderboard: Leaderboard) => judgeModelOf(leaderboard.challenge)
 
@@ -95,10 +112,11 @@ export class RunSteps extends Context.Service<RunSteps, {
           return { ...row, reference: better.reference }
         })
         const { auto_limit_size, max_samples_to_gather } = leaderboard.challenge
-        const seed = `${run.id}:${yield* Random.nextIntBetween(0, 2 ** 31 - 1)}`
+        // a requested sample's seed alone chooses (the same rows on every run); the leaderboard's sample draws one per run
+        const seed = run.sample?.seed ?? `${run.id}:${yield* Random.nextIntBetween(0, 2 ** 31 - 1)}`
         const { available, rows, sampled } = chooseRows(withImproved, {
           exact: run.eval_type === "exact",
-          sample: auto_limit_size && max_samples_to_gather !== null ? max_samples_to_gather : null,
+          sample: run.sample?.size ?? (auto_limit_size && max_samples_to_gather !== null ? max_samples_to_gather : null),
           seed
         })
         const skipped = mapped.skipped + (withImproved.length - available)
@@ -118,7 +136,8 @@ export class RunSteps extends Context.Service<RunSteps, {
           skipped_rows: skipped,
           improved_rows: improvedRows,
           rows: rows.length,
-          seed: sampled ? seed : null
+          seed: sampled ? String(seed) : null,
+          ...(run.sample === null ? {} : { sample: run.sample })
         }
         yield* runs.start(runId, dataset, rows, yield* DateTime.now)
         return { rows: rows.length, model_ids: run.model_ids }
@@ -239,7 +258,7 @@ export class RunSteps extends Context.Service<RunSteps, {
       const finish = Effect.fn("RunSteps.finish")(function*(runId: RunId) {
         const run = yield* runOf(runId)
         if (run.status !== "running") return
-        const { candidates } = yield* leaderboardOf(run)
+        const { candidates, leaderboard, ranking_winner } = yield* leaderboardOf(run)
         const tallies = new Map((yield* runs.tallies(runId)).map((t) => [t.candidate_id, t]))
         const ranked = rank(run.model_ids.map((id) => {
           const tally = tallies.get(id)
@@ -255,11 +274,53 @@ export class RunSteps extends Context.Service<RunSteps, {
           }
         }))
         const winner = winnerOf(ranked)
-        // the winner is recorded with the run's end (not if a cancel came first); this instance's copy
-        // of the leaderboard is dropped at once, the others' when the database announces the change
-        const ended = yield* runs.end(runId, { status: "succeeded", results: ranked, winner, error: null }, yield* DateTime.now)
+        const policy = servingPolicyOf(leaderboard)
+        const cells = yield* runs.verdicts(runId)
+        const evidence = pairedEvidence(ranked, cells, policy.alpha)
+        // what the ranking serves now (before any ranking: the chosen candidate, else the only one)
+        const serving = servingCandidateId({ ...leaderboard, chosen_model_strategy: "ranking_winner" }, candidates, ranking_winner)
+        const nameOf = (id: string | null) => candidates.find((c) => c.id === id)?.name ?? null
+        const manual = leaderboard.chosen_model_strategy === "manual"
+        const decision = runServingDecision({
+          policy,
+          serving,
+          servingName: nameOf(serving),
+          evidence,
+          answered: answeredCalls(cells),
+          manualChoice: manual ? { name: nameOf(leaderboard.chosen_leaderboard_model_id) ?? "none chosen" } : null
+        })
+        const changes = decision.action === "first" || decision.action === "switch"
+        const now = yield* DateTime.now
+        // the decision is recorded with the run's end and serves only then (not if a cancel came first);
+        // this instance's copy of the leaderboard is dropped at once, the others' when the database announces it
+        const ended = yield* runs.end(runId, {
+          status: "succeeded",
+          results: evidence.results,
+          winner,
+          error: null,
+          serving: changes ? decision.to_candidate_id : null,
+          pairwise: evidence.pairwise,
+          serving_decision: decision
+        }, now)
         yield* dropGates(runId)
-        if (ended && winner !== null) yield* repository.setRankingWinner(run.leaderboard_id, winner)
+        if (!ended) return
+        if (changes && decision.to_candidate_id !== null) yield* repository.setRankingWinner(run.leaderboard_id, decision.to_candidate_id)
+        if (decision.action === "none") return
+        const candidateId = (id: string | null) => candidates.find((c) => c.id === id)?.id ?? null
+        // under `manual` the chosen candidate serves before and after: the ranking's decision is the evidence
+        const manualChoice = candidateId(leaderboard.chosen_leaderboard_model_id)
+        yield* history.append(new ServingHistoryEntry({
+          id: yield* ids.make(ServingEntryId),
+          workspace_id: leaderboard.workspace_id,
+          leaderboard_id: leaderboard.id,
+          at: now,
+          kind: "run",
+          from_candidate_id: manual ? manualChoice : candidateId(decision.from_candidate_id),
+          to_candidate_id: manual ? manualChoice : candidateId(decision.to_candidate_id),
+          actor: { type: "system", id: "run", run_id: runId },
+          evidence: { ...decision },
+          reason: decision.reason
+        }))
       })
 
       const fail = Effect.fn("RunSteps.fail")(function*(runId: RunId, error: string) {

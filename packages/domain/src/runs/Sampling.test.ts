@@ -48,6 +48,38 @@ describe("sampleRows", () => {
     expect([random(), random(), random()].map((x) => x * 2 ** 32)).toEqual([1102675350, 349035638, 2708126655])
   })
 
+  describe("with a run request's integer seed", () => {
+    const dataset = indexes(100)
+
+    it("the same seed chooses the same rows, in the same (dataset) order", () => {
+      fc.assert(fc.property(sizes, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (size, seed) => {
+        const sample = sampleRows(dataset, size, seed)
+        expect(sampleRows([...dataset], size, seed)).toEqual(sample)
+        sample.slice(1).forEach((row, i) => expect(sample[i]!).toBeLessThan(row))
+      }))
+    })
+
+    it("a different seed chooses different rows of a 100-row dataset", () => {
+      expect(sampleRows(dataset, 10, 1)).not.toEqual(sampleRows(dataset, 10, 2))
+      const samples = indexes(50).map((seed) => JSON.stringify(sampleRows(dataset, 10, seed)))
+      expect(new Set(samples).size).toBeGreaterThanOrEqual(49)
+    })
+
+    it("a size at or past the dataset's takes every row, in order", () => {
+      expect(sampleRows(dataset, 100, 7)).toEqual(dataset)
+      expect(sampleRows(dataset, 500, 7)).toEqual(dataset)
+    })
+
+    it("the seed is mulberry32's state as published, so a recorded seed chooses the same rows in every version", () => {
+      // an independent Python implementation of mulberry32 and of this partial Fisher–Yates gives
+      // [2581720956, 1925393290, 3661312704] as seed 42's first outputs, and these samples
+      expect(sampleRows(dataset, 5, 42)).toEqual([20, 45, 60, 67, 85])
+      expect(sampleRows(dataset, 5, 2 ** 31 - 1)).toEqual([13, 15, 39, 41, 42])
+      // the integer is the state itself, not the hash of its digits
+      expect(sampleRows(dataset, 5, 42)).not.toEqual(sampleRows(dataset, 5, "42"))
+    })
+  })
+
   it("chooses every row about equally often across seeds", () => {
     const counts = indexes(10).map(() => 0)
     for (let s = 0; s < 2000; s++) {

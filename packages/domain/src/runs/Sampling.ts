@@ -27,13 +27,15 @@ const mulberry32 = (seed: number) => {
 /**
  * `size` rows chosen uniformly by the seed (a partial Fisher–Yates shuffle of the indexes), in
  * their original relative order so that a sample reads like the dataset; every row, in order, when
- * `size` covers them all. The same rows, size and seed always give the same sample.
+ * `size` covers them all. The same rows, size and seed always give the same sample. A string seed
+ * is hashed (FNV-1a) to mulberry32's 32-bit state; an integer seed (a run request's, 0 … 2^31-1)
+ * is that state itself.
  */
-export const sampleRows = <A>(rows: ReadonlyArray<A>, size: number, seed: string): ReadonlyArray<A> => {
+export const sampleRows = <A>(rows: ReadonlyArray<A>, size: number, seed: string | number): ReadonlyArray<A> => {
   const wanted = Math.max(0, Math.floor(size))
   // Stryker disable next-line EqualityOperator: equivalent as `>`, a shuffle of every row sorted back is every row in order
   if (wanted >= rows.length) return [...rows]
-  const random = mulberry32(fnv1a(seed))
+  const random = mulberry32(typeof seed === "number" ? seed >>> 0 : fnv1a(seed))
   const indexes = rows.map((_, i) => i)
   // Stryker disable next-line EqualityOperator: equivalent as `<=`, one more swap leaves the first `wanted` indexes alone
   for (let i = 0; i < wanted; i++) {
