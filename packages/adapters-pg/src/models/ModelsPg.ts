@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { DeploymentHistoryPg } from "./DeploymentHistoryPg.ts"
 import { DeploymentRepositoryPg } from "./DeploymentRepositoryPg.ts"
 import { FineTuneRepositoryPg } from "./FineTuneRepositoryPg.ts"
 import { InferenceLogReaderPg } from "./InferenceLogReaderPg.ts"
@@ -14,6 +15,7 @@ export const ModelsPg = {
     ModelRepositoryPg.layer,
     FineTuneRepositoryPg.layer,
     DeploymentRepositoryPg.layer,
+    DeploymentHistoryPg.layer,
     ModelServingPg.layer,
     InferenceLogWriterPg.layer,
     InferenceLogReaderPg.layer,
