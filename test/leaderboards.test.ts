@@ -85,6 +85,7 @@ describe("creating leaderboards", () => {
       chosen_model_strategy: "ranking_winner",
       chosen_leaderboard_model_id: null,
       schedule: {},
+      serving_policy: { alpha: 0.05, min_rows: 30, switch_when: "significantly_better", margin: 0.02 },
       created_at: expect.stringMatching(isoMillis),
       updated_at: expect.stringMatching(isoMillis)
     })
