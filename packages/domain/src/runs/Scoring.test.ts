@@ -1,7 +1,7 @@
 import { Option, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { exactMatch, type JudgeReply, judgeModelOf, judgeRequest, normaliseAnswer, parseJudgeReply } from "./Scoring.ts"
+import { caseFold, exactMatch, type JudgeReply, judgeModelOf, judgeRequest, normaliseAnswer, parseJudgeReply } from "./Scoring.ts"
 
 const replied = (text: string): JudgeReply => {
   const result = parseJudgeReply(text)
@@ -29,6 +29,67 @@ const reordered = (value: unknown): unknown => {
   return value
 }
 
+/** Text and its full case folding, as Python 3.11's `str.casefold()` printed them (Unicode 14). */
+const pythonFolds: ReadonlyArray<readonly [string, string]> = [
+  ["\u00df", "ss"], // ß
+  ["\u1e9e", "ss"], // ẞ
+  ["STRASSE", "strasse"],
+  ["\ufb01", "fi"], // ﬁ
+  ["\ufb00", "ff"], // ﬀ
+  ["\ufb03", "ffi"], // ﬃ
+  ["\u03c2", "\u03c3"], // ς -> σ
+  ["\u03c3", "\u03c3"], // σ
+  ["\u03a3", "\u03c3"], // Σ -> σ
+  ["\u039f\u0394\u039f\u03a3", "\u03bf\u03b4\u03bf\u03c3"], // ΟΔΟΣ -> οδοσ, no final ς
+  ["\u0130", "i\u0307"], // İ -> i + combining dot above
+  ["\u0131", "\u0131"], // ı stays dotless
+  ["I", "i"],
+  ["i", "i"],
+  ["\u13a0", "\u13a0"], // Cherokee Ꭰ stays
+  ["\uab70", "\u13a0"], // ꭰ -> Ꭰ
+  ["\u13f0", "\u13f0"], // Ᏸ stays
+  ["\u13f8", "\u13f0"], // ᏸ -> Ᏸ
+  ["\u017f", "s"], // long s
+  ["\u212a", "k"], // Kelvin sign
+  ["\u2126", "\u03c9"], // Ohm sign
+  ["\u212b", "\u00e5"], // Angstrom sign
+  ["\u00c5", "\u00e5"], // Å
+  ["\u0390", "\u03b9\u0308\u0301"], // ΐ
+  ["\u01f0", "j\u030c"], // ǰ
+  ["\u0149", "\u02bcn"], // ŉ
+  ["\u03d0", "\u03b2"], // ϐ
+  ["\u0345", "\u03b9"], // combining ypogegrammeni
+  ["\u1fbc", "\u03b1\u03b9"], // ᾼ
+  ["\ufb13", "\u0574\u0576"], // ﬓ
+  ["\u00b5", "\u03bc"], // micro sign
+  ["\u01c4", "\u01c6"], // Ǆ
+  ["\u01c5", "\u01c6"], // ǅ
+  ["\u{10400}", "\u{10428}"], // Deseret
+  ["\u{1e900}", "\u{1e922}"], // Adlam
+  ["\u24b6", "\u24d0"], // Ⓐ
+  ["\u24d0", "\u24d0"], // ⓐ
+  ["a", "a"],
+  [" ", " "]
+]
+
+describe("caseFold", () => {
+  it("folds as Python's str.casefold on each tricky case", () => {
+    for (const [text, folded] of pythonFolds) expect(caseFold(text), text).toBe(folded)
+  })
+
+  it("folds any text made of them piece by piece, whatever stands next to what", () => {
+    fc.assert(fc.property(fc.array(fc.constantFrom(...pythonFolds), { maxLength: 12 }), (pieces) => {
+      expect(caseFold(pieces.map(([text]) => text).join(""))).toBe(pieces.map(([, folded]) => folded).join(""))
+    }), { numRuns: 1000 })
+  })
+
+  it("is idempotent", () => {
+    fc.assert(fc.property(fc.string({ unit: "grapheme", maxLength: 20 }), (text) => {
+      expect(caseFold(caseFold(text))).toBe(caseFold(text))
+    }), { numRuns: 1000 })
+  })
+})
+
 describe("normaliseAnswer", () => {
   it("trims, collapses whitespace, lowers case and drops trailing punctuation", () => {
     expect(normaliseAnswer("  Paris.  ")).toBe("paris")
@@ -37,6 +98,24 @@ describe("normaliseAnswer", () => {
     expect(normaliseAnswer("yes . ; :")).toBe("yes")
     expect(normaliseAnswer("ＡＢＣ１２３")).toBe("abc123")
     expect(normaliseAnswer("...")).toBe("")
+  })
+
+  it("folds case fully: STRASSE is Straße, İ is i̇, a word-final ς is σ", () => {
+    expect(normaliseAnswer("STRASSE")).toBe(normaliseAnswer("Straße"))
+    expect(normaliseAnswer("\u1e9e")).toBe("ss")
+    expect(normaliseAnswer("\ufb01le")).toBe("file")
+    expect(normaliseAnswer("ΟΔΟΣ")).toBe(normaliseAnswer("οδος"))
+    expect(normaliseAnswer("\u0130stanbul")).toBe("i\u0307stanbul")
+    expect(normaliseAnswer("\u0131")).not.toBe(normaliseAnswer("i"))
+  })
+
+  it("trims and collapses Unicode White_Space, exactly", () => {
+    const whiteSpace = ["\t", "\n", "\u000b", "\f", "\r", " ", "\u0085", "\u00a0", "\u1680", "\u2000", "\u2005", "\u200a", "\u2028",
+      "\u2029", "\u202f", "\u205f", "\u3000"]
+    for (const space of whiteSpace) expect(normaliseAnswer(`${space}a${space}${space}b${space}`), `U+${space.codePointAt(0)!.toString(16)}`).toBe("a b")
+    for (const other of ["\ufeff", "\u200b", "\u180e", "\u001c", "\u001f"]) {
+      expect(normaliseAnswer(`${other}a${other}b`), `U+${other.codePointAt(0)!.toString(16)}`).toBe(`${other}a${other}b`)
+    }
   })
 
   it("keeps punctuation that is not at the end", () => {
@@ -74,6 +153,55 @@ describe("exactMatch", () => {
     expect(exactMatch("1", "true")).toBe(false)
     expect(exactMatch("[]", "{}")).toBe(false)
     expect(exactMatch(`{"a": "X"}`, `{"a": "x"}`)).toBe(false)
+  })
+
+  it("compares numbers as exact decimals, plain or inside JSON", () => {
+    expect(exactMatch("12345678901234567890", "12345678901234567891")).toBe(false)
+    expect(exactMatch("12345678901234567890", "1234567890123456789e1")).toBe(true)
+    expect(exactMatch("0.1", "0.10000000000000001")).toBe(false)
+    expect(exactMatch("1.0", "1")).toBe(true)
+    expect(exactMatch("1e2", "100")).toBe(true)
+    expect(exactMatch("1E+2", "100.00")).toBe(true)
+    expect(exactMatch("-0", "0")).toBe(true)
+    expect(exactMatch("-0.0e5", "0")).toBe(true)
+    expect(exactMatch("-1", "1")).toBe(false)
+    expect(exactMatch("0.050", "5e-2")).toBe(true)
+    expect(exactMatch("1e-400", "0")).toBe(false)
+    expect(exactMatch("1e400", "1e400")).toBe(true)
+    expect(exactMatch("1e400", "10e399")).toBe(true)
+    expect(exactMatch("1e99999999999999999999", "1e99999999999999999998")).toBe(false)
+    // not JSON, compared as plain decimal text: leading zeros, a plus sign, a bare point
+    expect(exactMatch("007", "7")).toBe(true)
+    expect(exactMatch("+7", "7.0")).toBe(true)
+    expect(exactMatch(".5", "0.5")).toBe(true)
+    expect(exactMatch("5.", "5")).toBe(true)
+    expect(exactMatch("007", "70")).toBe(false)
+    expect(exactMatch("7 apples", "7.0 apples")).toBe(false)
+    expect(exactMatch(`"1.50"`, "1.5")).toBe(true)
+    // inside JSON
+    expect(exactMatch(`{"id": 12345678901234567890}`, `{"id": 12345678901234567891}`)).toBe(false)
+    expect(exactMatch(`{"id": 12345678901234567890}`, `{"id": 1.234567890123456789e19}`)).toBe(true)
+    expect(exactMatch(`[1.0, -0, 2e1]`, `[1, 0, 20]`)).toBe(true)
+    expect(exactMatch(`{"a": [0.30]}`, `{"a": [0.3000000000000000000001]}`)).toBe(false)
+    expect(exactMatch(`{"a": 1}`, `{"a": "1"}`)).toBe(false)
+  })
+
+  it("compares decimals by their value: any spelling of one number matches, another number does not", () => {
+    const digits = fc.stringMatching(/^[0-9]{1,25}$/)
+    fc.assert(fc.property(fc.boolean(), digits, fc.integer({ min: -30, max: 30 }), fc.nat(5), fc.nat(5), (negative, mantissa, power, zerosBefore, zerosAfter) => {
+      // mantissa·10^power with an exponent, and as digits with a point, padded with zeros either side
+      const sign = negative ? "-" : ""
+      const scientific = `${sign}${mantissa}e${power}`
+      const all = "0".repeat(zerosBefore + Math.max(0, -power)) + mantissa + "0".repeat(Math.max(0, power))
+      const whole = all.slice(0, all.length - Math.max(0, -power))
+      const fraction = all.slice(all.length - Math.max(0, -power)) + "0".repeat(zerosAfter)
+      expect(exactMatch(`${sign}${whole}.${fraction}`, scientific)).toBe(true)
+      // JSON allows no leading zeros
+      const [jsonWhole, jsonMantissa] = [whole, mantissa].map((d) => d.replace(/^0+(?=.)/, ""))
+      expect(exactMatch(`{"n": [${sign}${jsonWhole}.${fraction}0]}`, `{"n": [${sign}${jsonMantissa}e${power}]}`)).toBe(true)
+      expect(exactMatch(scientific, `${sign}${mantissa}1e${power - 1}`)).toBe(false)
+      expect(exactMatch(`[${sign}${jsonMantissa}e${power}]`, `[${sign}${jsonMantissa}1e${power - 1}]`)).toBe(false)
+    }), { numRuns: 500 })
   })
 
   it("falls back to text when either side is not JSON, and a JSON string counts as its text", () => {
@@ -137,6 +265,10 @@ describe("judgeRequest", () => {
     expect(user?.content).toBe("<question>\nName a prime\n</question>\n\n<answer>\n7\n</answer>")
   })
 
+  it("asks at temperature 0", () => {
+    expect(asked().temperature).toBe(0)
+  })
+
   it("asks for the verdict object through a strict JSON schema", () => {
     expect(asked().response_format).toEqual({
       type: "json_schema",
@@ -185,6 +317,28 @@ describe("parseJudgeReply", () => {
     expect(replied(`{"verdict": "Incorrect"}`)).toEqual({ verdict: "incorrect", reason: "" })
   })
 
+  it("drops a leading think block and takes the JSON from a fence that follows prose (reasoning models)", () => {
+    const verdict = `{"verdict": "correct", "reason": "Same city"}`
+    const expected = { verdict: "correct", reason: "Same city" }
+    expect(replied(`<think>\nThe reference says Paris; the answer says Paris.\n</think>\n\n${verdict}`)).toEqual(expected)
+    expect(replied(`<think>a {"verdict": "incorrect"} b</think>${verdict}`)).toEqual(expected)
+    expect(replied(`<THINK>x</THINK>\n\`\`\`json\n${verdict}\n\`\`\``)).toEqual(expected)
+    expect(replied(`Both name the same city.\n\n\`\`\`json\n${verdict}\n\`\`\`\n`)).toEqual(expected)
+    expect(replied(`Step 1: compare.\nStep 2: decide.\n  \`\`\`\n${verdict}\n\`\`\``)).toEqual(expected)
+    expect(replied(`<think>\nhm\n</think>\nHere is my verdict:\n\`\`\`json\n${verdict}\n\`\`\``)).toEqual(expected)
+  })
+
+  it("refuses other shapes around the verdict as before", () => {
+    const verdict = `{"verdict": "correct", "reason": "x"}`
+    expect(refused(`<think>never closed ${verdict}`)).toBe("The judge's reply is not JSON")
+    expect(refused(`Intro ${verdict}`)).toBe("The judge's reply is not JSON")
+    expect(refused(`${verdict}\n<think>late</think>`)).toBe("The judge's reply is not JSON")
+    expect(refused(`Prose\n\`\`\`json\n${verdict}\n\`\`\`\nand prose after`)).toBe("The judge's reply is not JSON")
+    expect(refused(`Prose \`\`\`json\n${verdict}\n\`\`\``)).toBe("The judge's reply is not JSON")
+    expect(refused(`<think>a</think><think>b</think>${verdict}`)).toBe("The judge's reply is not JSON")
+    expect(refused(`Prose\n\`\`\`json\n["correct"]\n\`\`\``)).toBe("The judge's reply is not a JSON object")
+  })
+
   it("fails on prose, other verdicts, a non-string reason or invalid JSON", () => {
     expect(refused("The answer is correct.")).toBe("The judge's reply is not JSON")
     expect(refused(`{"verdict": "correct", "reason": "x"`)).toBe("The judge's reply is not JSON")
@@ -205,6 +359,16 @@ describe("parseJudgeReply", () => {
     fc.assert(fc.property(reply, fc.boolean(), (expected, fence) => {
       const body = JSON.stringify(expected)
       expect(replied(fence ? "```json\n" + body + "\n```" : body)).toEqual(expected)
+    }))
+  })
+
+  it("reads back every verdict object after any think block or prose before its fence", () => {
+    const reply = fc.record({ verdict: fc.constantFrom("correct" as const, "incorrect" as const), reason: fc.string() })
+    const prose = fc.string({ maxLength: 30 }).filter((t) => !t.includes("`") && !/^\s*<think>/i.test(t))
+    const thought = fc.string({ maxLength: 30 }).filter((t) => !t.toLowerCase().includes("</think>"))
+    fc.assert(fc.property(reply, fc.option(thought, { nil: undefined }), prose, (expected, think, before) => {
+      const head = think === undefined ? "" : `<think>${think}</think>\n`
+      expect(replied(head + before + "\n```json\n" + JSON.stringify(expected) + "\n```")).toEqual(expected)
     }))
   })
 })

@@ -12,39 +12,95 @@ export interface JudgeReply {
   readonly reason: string
 }
 
-const trailingNoise = /[\s.,!?;:…]+$/u
+/** Unicode's White_Space property, exactly: JavaScript's `\s` also takes U+FEFF and leaves out U+0085. */
+const space = "\\t-\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+const spaces = new RegExp(`[${space}]+`, "gu")
+const edgeSpace = new RegExp(`^[${space}]+|[${space}]+$`, "gu")
+const trailingNoise = new RegExp(`[${space}.,!?;:…]+$`, "u")
+
+/** `text` without White_Space at either end. */
+const trimSpace = (text: string): string => text.replace(edgeSpace, "")
+
+const smallCherokee = /[\u13f8-\u13fd\uab70-\uabbf]/gu
+
+/**
+ * Unicode full case folding (CaseFolding.txt, statuses C and F), as Python's `str.casefold`: upper
+ * then lower case does it for all but a few code points, put right here. Dotless ı folds to itself
+ * (not to i); capital ẞ to ss like ß; final ς to σ (lower casing would make a word-final σ ς);
+ * Cherokee to its capitals (ꭰ to Ꭰ), the one script that folds upwards. İ folds to i and U+0307.
+ * Checked once against Python 3.11 for every code point: equal but for letters added after
+ * Unicode 14, which Python 3.11 does not know and Node folds.
+ */
+export const caseFold = (text: string): string =>
+  text.split("ı").map((part) => part.toUpperCase().toLowerCase()).join("ı")
+    .replace(/ς/gu, "σ")
+    .replace(/ß/gu, "ss")
+    .replace(smallCherokee, (c) => String.fromCharCode(c.charCodeAt(0) - (c.charCodeAt(0) >= 0xab70 ? 0x97d0 : 8)))
 
 /**
  * The form two answers are compared in, so that "Paris." matches " paris": Unicode NFKC (full-width
- * and compatibility characters become their plain forms), lower case, every run of whitespace one
- * space, no leading or trailing whitespace, and no trailing `. , ! ? ; : …` (models add a full stop
- * or an ellipsis that the reference lacks). Punctuation inside the text is kept: it may be the answer.
+ * and compatibility characters become their plain forms), full case folding (so STRASSE matches
+ * Straße), every run of Unicode White_Space one space, none at either end, and no trailing
+ * `. , ! ? ; : …` (models add a full stop or an ellipsis that the reference lacks). Punctuation
+ * inside the text is kept: it may be the answer.
  */
 export const normaliseAnswer = (text: string): string =>
-  text.normalize("NFKC").toLowerCase().normalize("NFKC")
-    .replace(/\s+/gu, " ")
-    .replace(trailingNoise, "")
-    .trim()
+  trimSpace(caseFold(text.normalize("NFKC")).normalize("NFKC")
+    .replace(spaces, " ")
+    .replace(trailingNoise, ""))
 
 /** JSON text starts like this; anything else is plain text, and not handed to a parser that would throw. */
 const jsonStart = /^[[{"\-0-9]|^(true|false|null)$/
 
 const notJson: Result.Result<unknown, string> = Result.fail("not JSON")
 
+/** A number as the exact decimal its text spells, in {@link canonicalDecimal}'s form. */
+class Decimal {
+  readonly canonical: string
+  constructor(canonical: string) {
+    this.canonical = canonical
+  }
+}
+
+const decimalSyntax = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i
+
+/**
+ * The one spelling of the decimal number `text` spells, or undefined when it spells none: a sign
+ * (`-` only, and none for zero), the significant digits without leading or trailing zeros, and the
+ * power of ten, so that `1.0`, `01`, `+1` and `0.1e1` are all `1e0`, `1e2` and `100.00` are `1e2`,
+ * `-0` is `0`, and `12345678901234567890` differs from `12345678901234567891`. Exact at any size.
+ */
+const canonicalDecimal = (text: string): string | undefined => {
+  const match = decimalSyntax.exec(text)
+  if (match === null) return undefined
+  const [, sign, whole = "", fraction = "", exponent = "0"] = match
+  if (whole === "" && fraction === "") return undefined
+  const digits = (whole + fraction).replace(/^0+/, "")
+  const significant = digits.replace(/0+$/, "")
+  if (significant === "") return "0"
+  const power = BigInt(exponent) - BigInt(fraction.length) + BigInt(digits.length - significant.length)
+  return `${sign === "-" ? "-" : ""}${significant}e${power}`
+}
+
+/** JSON.parse's reviver: a number becomes the exact decimal of its source text (handed over by Node 21 and later). */
+const exactNumbers = (_key: string, value: unknown, context?: { readonly source?: string }): unknown =>
+  typeof value === "number" ? new Decimal(canonicalDecimal(context?.source ?? String(value)) ?? String(value)) : value
+
 const parseJson = (text: string): Result.Result<unknown, string> =>
   jsonStart.test(text)
     ? Result.try({
-      try: (): unknown => JSON.parse(text),
+      try: (): unknown => JSON.parse(text, exactNumbers),
       // Stryker disable next-line ArrowFunction: equivalent, no caller reads why the text is not JSON
       catch: (e) => (e as Error).message
     })
     : notJson
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+  typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Decimal)
 
-/** JSON values equal regardless of object key order; numbers by value, so `4` equals `4.0`. */
+/** JSON values equal regardless of object key order; numbers as exact decimals, so `4` equals `4.0`. */
 const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a instanceof Decimal) return b instanceof Decimal && a.canonical === b.canonical
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i]))
   if (isRecord(a)) {
     if (!isRecord(b)) return false
@@ -54,20 +110,30 @@ const sameJson = (a: unknown, b: unknown): boolean => {
   return a === b
 }
 
+/** Normalised texts equal, or both spelling the same decimal number (`007` and `7.0`). */
+const sameText = (a: string, b: string): boolean => {
+  if (a === b) return true
+  const number = canonicalDecimal(a)
+  return number !== undefined && number === canonicalDecimal(b)
+}
+
 /**
  * Whether an answer matches the reference. When both are JSON (objects, arrays, numbers, `true`,
- * `null`) they are compared as values, so key order and number spelling do not matter; otherwise as
- * normalised text. A JSON string literal counts as its text, so `"Paris"` matches `Paris`.
+ * `null`) they are compared as values, so key order and number spelling do not matter (numbers as
+ * exact decimals, not as doubles); otherwise as normalised text ({@link normaliseAnswer}), where two
+ * texts that are decimal numbers (sign, digits, a point, an exponent) compare as such, so `007`
+ * matches `7.0` and `+1e2` matches `100`. A JSON string literal counts as its text, so `"Paris"`
+ * matches `Paris`. White space at either end is Unicode White_Space, as in the normalised text.
  */
 export const exactMatch = (answer: string, reference: string): boolean => {
-  const a = parseJson(answer.trim())
-  const b = parseJson(reference.trim())
+  const a = parseJson(trimSpace(answer))
+  const b = parseJson(trimSpace(reference))
   if (Result.isSuccess(a) && Result.isSuccess(b) && typeof a.success !== "string" && typeof b.success !== "string") {
     return sameJson(a.success, b.success)
   }
   const textOf = (raw: string, parsed: Result.Result<unknown, string>) =>
     Result.isSuccess(parsed) && typeof parsed.success === "string" ? parsed.success : raw
-  return normaliseAnswer(textOf(answer, a)) === normaliseAnswer(textOf(reference, b))
+  return sameText(normaliseAnswer(textOf(answer, a)), normaliseAnswer(textOf(reference, b)))
 }
 
 const verdictSchema = {
@@ -93,12 +159,15 @@ const withoutReference = "You grade answers to questions. There is no reference 
  * The chat request that asks a judge model for a verdict. Question, reference and answer sit in
  * separate tagged blocks so that text inside the answer cannot pass for the reference or for
  * instructions; the JSON schema response format makes providers that support it return the verdict
- * object and nothing else.
+ * object and nothing else. Temperature 0, so that the same answer gets the same verdict as far as
+ * the provider allows (a leaderboard has no judge temperature to set).
  */
 export const judgeRequest = (input: { readonly question: string; readonly reference: string | null; readonly answer: string }): {
   readonly messages: ReadonlyArray<{ readonly role: string; readonly content: string }>
+  readonly temperature: number
   readonly response_format: unknown
 } => ({
+  temperature: 0,
   messages: [
     { role: "system", content: input.reference === null ? withoutReference : withReference },
     {
@@ -114,15 +183,22 @@ export const judgeRequest = (input: { readonly question: string; readonly refere
 })
 
 const fenced = /^```[a-z]*[^\S\n]*\n?([\s\S]*?)\n?\s*```$/i
+/** Prose, then a fence that opens a line and closes the reply: the lazy prefix makes it the first such fence. */
+const proseThenFenced = /^[\s\S]*?\n[^\S\n]*```[a-z]*[^\S\n]*\n([\s\S]*?)\n?\s*```$/i
+const leadingThink = /^<think>[\s\S]*?<\/think>/i
 
 /**
  * The verdict in a judge's reply: the JSON object alone or inside a markdown code fence (models
- * that ignore the response format often fence it). Anything else fails with a short reason, so the
- * run can record why the answer could not be scored rather than guess.
+ * that ignore the response format often fence it). Reasoning models may first think aloud: a
+ * leading `<think>…</think>` block is dropped, and when prose comes before a fenced block that ends
+ * the reply, the JSON is taken from that block. Anything else (prose around bare JSON, a think block
+ * left open) fails with a short reason, so the run can record why the answer could not be scored
+ * rather than guess.
  */
 export const parseJudgeReply = (text: string): Result.Result<JudgeReply, string> => {
-  const trimmed = text.trim()
-  const body = fenced.exec(trimmed)?.[1] ?? trimmed
+  const trimmed = text.trim().replace(leadingThink, "").trim()
+  // a bare object ends in `}`, never in a fence, so it cannot pass for prose before one
+  const body = fenced.exec(trimmed)?.[1] ?? proseThenFenced.exec(trimmed)?.[1] ?? trimmed
   const parsed = parseJson(body.trim())
   if (Result.isFailure(parsed)) return Result.fail("The judge's reply is not JSON")
   const reply = parsed.success
