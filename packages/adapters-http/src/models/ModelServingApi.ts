@@ -5,7 +5,7 @@ import { DeployOptions, maxLogsPerPage, ModelId } from "@podium/domain/models"
 import { Forbidden, NotFound, UpstreamError } from "../api/Errors.ts"
 import { BudgetExceeded } from "../access/AccessErrors.ts"
 import { NoActiveDeployment, StreamingUnsupported } from "../inference/InferenceErrors.ts"
-import { NoSuccessfulFineTune, VersionDeployed } from "./ModelsErrors.ts"
+import { NoSuccessfulFineTune, VersionDeployed, VersionNotDeployed } from "./ModelsErrors.ts"
 import { ModelVersionId } from "@podium/domain/shared"
 import { IsoTimestamp } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope, SessionAuth } from "../api/Security.ts"
@@ -31,7 +31,22 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
         "with the version `deploying`; a background check asks it once (the provider's tuned model for `openai` " +
         "versions, the router's base model with the demonstrations for `few_shot` ones) and makes it `active` — " +
         "the model's version active before becomes `stopped` — or `failed` with `deployment_error`. A version " +
-        "deploying or active already is 409 `version_deployed`."
+        "deploying or active already is 409 `version_deployed`. Each deploy is recorded in the model's deployment " +
+        "history (`GET /api/models/{id}/deployment-history`) with who asked: `rollback` when the version was " +
+        "created before the one active then, `deploy` otherwise."
+    })),
+    HttpApiEndpoint.post("stop", "/api/models/:model_id/versions/:version_id/stop", {
+      params: versionParams,
+      success: Schema.Struct({ version: VersionView }),
+      error: [NotFound, Forbidden, VersionNotDeployed]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Stop a deployed model version",
+      description: "A signed-in owner or admin of the model's workspace (API tokens are not accepted; members 403). " +
+        "The version's deployment must be `active` (409 `version_not_deployed` otherwise, `details.status` saying " +
+        "what it is); it becomes `stopped` and the model serves nothing until a version is deployed again (its " +
+        "inference is 409 `no_active_deployment`). Nothing of a version runs outside Podium (a tuned model stays " +
+        "with its provider, a prompt program is the router's base model), so stopping is Podium no longer routing " +
+        "to it. Recorded as a `stop` in the model's deployment history."
     }))
   )
   .middleware(SessionAuth)

@@ -21,6 +21,11 @@ const DeploymentsHttp = HttpApiBuilder.group(
         const version = yield* deployments.deploy(yield* CurrentPrincipal, params.model_id, params.version_id, payload ?? {})
         return { version: versionView(version) }
       }).pipe(mapDomainErrors))
+      .handle("stop", ({ params }) =>
+        Effect.gen(function*() {
+          const version = yield* deployments.stop(yield* CurrentPrincipal, params.model_id, params.version_id)
+          return { version: versionView(version) }
+        }).pipe(mapDomainErrors))
   })
 )
 

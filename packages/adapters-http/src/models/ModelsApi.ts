@@ -4,6 +4,9 @@ import {
   BaseModel,
   creationModes,
   Deployment,
+  DeploymentActor,
+  DeploymentEntryId,
+  DeploymentEntryKind,
   DeploymentStatus,
   FineTuneEvent,
   FineTuneStatus,
@@ -17,7 +20,7 @@ import {
   TrainingDataset
 } from "@podium/domain/models"
 import { LeaderboardId } from "@podium/domain/leaderboards"
-import { FineTuneRunId, WorkspaceId } from "@podium/domain/shared"
+import { FineTuneRunId, ModelVersionId, WorkspaceId } from "@podium/domain/shared"
 import { Forbidden, NotFound, UpstreamError } from "../api/Errors.ts"
 import {
   BaseModelUnavailable,
@@ -268,6 +271,19 @@ const aliasRule = "Fields may also be given by their camelCase aliases (`modelNa
   "`selectedBaseModelVersionId`, `selectedBaseModelResolutionId`, `autoUpdateModel`, `continuousSelfLearning`, " +
   "`hypertuningParameters`, `fineTuneSchedule`); a field given both ways with different values is 400 `validation_failed`."
 
+/** One change of what a model serves. */
+export const DeploymentHistoryEntryView = Schema.Struct({
+  id: DeploymentEntryId,
+  model_id: ModelId,
+  at: IsoTimestamp,
+  kind: DeploymentEntryKind,
+  from_version_id: Schema.NullOr(ModelVersionId),
+  to_version_id: Schema.NullOr(ModelVersionId),
+  actor: DeploymentActor,
+  evidence: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  reason: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "DeploymentHistoryEntry" })
+
 export class ModelsApi extends HttpApiGroup.make("models")
   .add(
     HttpApiEndpoint.get("list", "/api/models", {
@@ -362,6 +378,30 @@ export class ModelsApi extends HttpApiGroup.make("models")
       description: "Asks the fine-tuning API now how the run's job is doing (status, events, training metrics) " +
         "instead of waiting for the next poll, and answers the run. `run_id` defaults to the model's newest run; " +
         "404 when the model has no such run. A failure of the fine-tuning API does not fail this request. Body optional."
+    })),
+    HttpApiEndpoint.get("deploymentHistory", "/api/models/:model_id/deployment-history", {
+      params,
+      query: {
+        limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))),
+        cursor: Schema.optionalKey(DeploymentEntryId)
+      },
+      success: Schema.Struct({
+        data: Schema.Array(DeploymentHistoryEntryView),
+        next_cursor: Schema.NullOr(DeploymentEntryId).annotate({
+          description: "Pass as `cursor` for the next page (the last entry's id) while older entries remain, else null"
+        })
+      }),
+      error: NotFound
+    }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
+      summary: "The model's deployment history, newest first",
+      description: "Every change of what the model serves: `deploy` and `rollback` (a client deployed a version; " +
+        "rollback when it was created before the version active then), `stop` (a client stopped the active " +
+        "version) and `gate` (an automatic fine-tune's gate decided to deploy its version or keep the deployed " +
+        "one; its `evidence` is the run's recorded gate). `from_version_id` is the version active before (or the " +
+        "one stopped), `to_version_id` the version deployed (null for a stop, or a gate that kept the deployed " +
+        "one); `actor` is who: `user` or `api_token` with its id, or `system` with the gate's `fine_tune_run_id`. " +
+        "A deploy is recorded when asked, before its check makes it active. Entries are never changed or " +
+        "removed. `limit` 1–100 (default 20); `cursor` is the previous page's `next_cursor`."
     })),
     HttpApiEndpoint.get("versions", "/api/models/:model_id/versions", {
       params,

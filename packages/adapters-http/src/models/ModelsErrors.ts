@@ -43,6 +43,12 @@ export class VersionDeployed extends ErrorClass<VersionDeployed>()(
   "version_deployed",
   Schema.Struct({ version_id: Schema.String, status: Schema.String })
 ) {}
+export class VersionNotDeployed extends ErrorClass<VersionNotDeployed>()(
+  "VersionNotDeployed",
+  409,
+  "version_not_deployed",
+  Schema.Struct({ version_id: Schema.String, status: Schema.String })
+) {}
 export class NoTrainingData extends ErrorClass<NoTrainingData>()("NoTrainingData", 409, "no_training_data", ModelDetails) {}
 
 /**
@@ -66,6 +72,11 @@ export const modelsErrors = {
     })),
   VersionDeployed: (e) =>
     Effect.fail(apiError(VersionDeployed, `The version is ${e.status} already`, {
+      version_id: e.version_id,
+      status: e.status
+    })),
+  VersionNotDeployed: (e) =>
+    Effect.fail(apiError(VersionNotDeployed, `The version's deployment is ${e.status}, not active`, {
       version_id: e.version_id,
       status: e.status
     })),

@@ -1,13 +1,30 @@
 import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { FineTunes, type FineTuneRun, type Model, type ModelVersion, Models, unalias, type UpdateModelInput } from "@podium/domain/models"
+import {
+  type DeploymentHistoryEntry,
+  Deployments,
+  FineTunes,
+  type FineTuneRun,
+  type Model,
+  type ModelVersion,
+  Models,
+  unalias,
+  type UpdateModelInput
+} from "@podium/domain/models"
 import { Links } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { onePage, page } from "../handlers/Paging.ts"
 import { leaderboardView } from "../leaderboards/LeaderboardsHttp.ts"
-import { type FineTuneRunView, type ModelAlias, type ModelView, UpdateModelRequest, type VersionView } from "./ModelsApi.ts"
+import {
+  type DeploymentHistoryEntryView,
+  type FineTuneRunView,
+  type ModelAlias,
+  type ModelView,
+  UpdateModelRequest,
+  type VersionView
+} from "./ModelsApi.ts"
 
 const iso = (at: DateTime.Utc) => DateTime.formatIso(at)
 const isoOrNull = (at: DateTime.Utc | null) => at === null ? null : DateTime.formatIso(at)
@@ -32,6 +49,19 @@ const modelView = (m: Model): typeof ModelView.Type => ({
   fine_tuned: m.fine_tuned,
   created_at: iso(m.created_at),
   updated_at: iso(m.updated_at)
+})
+
+/** Every field but the workspace. */
+const historyEntryView = (e: DeploymentHistoryEntry): typeof DeploymentHistoryEntryView.Type => ({
+  id: e.id,
+  model_id: e.model_id,
+  at: iso(e.at),
+  kind: e.kind,
+  from_version_id: e.from_version_id,
+  to_version_id: e.to_version_id,
+  actor: e.actor,
+  evidence: e.evidence,
+  reason: e.reason
 })
 
 /** Every field but the artifact (what training made) and the workspace. */
@@ -97,6 +127,7 @@ export const ModelsHttp = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const models = yield* Models
     const fineTunes = yield* FineTunes
+    const deployments = yield* Deployments
     const links = yield* Links
 
     const versionView = versionViewOf(links)
@@ -165,6 +196,14 @@ export const ModelsHttp = HttpApiBuilder.group(
         Effect.gen(function*() {
           const versions = yield* fineTunes.versions(yield* CurrentPrincipal, params.model_id)
           return { versions: versions.map(versionView) }
+        }).pipe(mapDomainErrors))
+      .handle("deploymentHistory", ({ params, query }) =>
+        Effect.gen(function*() {
+          const found = yield* deployments.history(yield* CurrentPrincipal, params.model_id, {
+            limit: query.limit ?? 20,
+            cursor: query.cursor
+          })
+          return { data: found.entries.map(historyEntryView), next_cursor: found.next_cursor }
         }).pipe(mapDomainErrors))
   })
 )

@@ -21,6 +21,11 @@ const layer = Layer.effect(
             deployment_error = NULL, deployed_at = ${toDate(now)}
           WHERE id = ${versionId} AND model_id = ${modelId} AND deployment_status IN ('none', 'failed', 'stopped')
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie, Effect.ensuring(feed.changed("model", modelId))),
+      stop: (modelId, versionId) =>
+        sql`
+          UPDATE model_versions SET deployment_status = 'stopped'
+          WHERE id = ${versionId} AND model_id = ${modelId} AND deployment_status = 'active'
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie, Effect.ensuring(feed.changed("model", modelId))),
       deployingBefore: (cutoff) =>
         sql<{ id: ModelVersionId; requested_at: Date }>`
           SELECT id::text AS id, deployed_at AS requested_at FROM model_versions

@@ -12,6 +12,11 @@ export class DeploymentRepository extends Context.Service<DeploymentRepository, 
   readonly start: (modelId: ModelId, versionId: ModelVersionId, deployment: Deployment, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Versions deploying since before `cutoff` (their check may never have been enqueued), with when they were asked. */
   readonly deployingBefore: (cutoff: DateTime.Utc) => Effect.Effect<ReadonlyArray<{ readonly id: ModelVersionId; readonly requested_at: DateTime.Utc }>>
+  /**
+   * Stops the model's version if its deployment is `active` (it becomes `stopped`: nothing of it runs
+   * outside Podium, so Podium no longer routing to it is the whole of stopping); false otherwise.
+   */
+  readonly stop: (modelId: ModelId, versionId: ModelVersionId) => Effect.Effect<boolean>
   readonly finish: (
     versionId: ModelVersionId,
     outcome: { readonly status: "active" } | { readonly status: "failed"; readonly error: string },

@@ -1,12 +1,20 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
 import { administratorOf, type Forbidden, type Principal } from "../access/index.ts"
 import { ChatProvider, type ChatTarget, ChatTargets } from "../inference/index.ts"
-import { type InvalidInput, type ModelId, type ModelVersionId, NotFound, type WorkspaceId } from "../shared/index.ts"
+import { IdGenerator, type InvalidInput, type ModelId, type ModelVersionId, NotFound, type WorkspaceId } from "../shared/index.ts"
 import { deployable, type DeployOptions, deploymentOf } from "./Deployment.ts"
+import {
+  DeploymentEntryId,
+  DeploymentHistory,
+  DeploymentHistoryEntry,
+  type DeploymentHistoryPage,
+  deployKindOf,
+  deploymentActorOf
+} from "./DeploymentHistory.ts"
 import { DeploymentQueue } from "./DeploymentQueue.ts"
 import { DeploymentRepository } from "./DeploymentRepository.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
-import { VersionDeployed } from "./ModelErrors.ts"
+import { VersionDeployed, VersionNotDeployed } from "./ModelErrors.ts"
 import { FineTuneRepository } from "./FineTuneRepository.ts"
 import { Models } from "./Models.ts"
 import { type Artifact, type ModelVersion, withDemonstrations } from "./ModelVersion.ts"
@@ -27,7 +35,10 @@ export const versionTarget = Effect.fnUntraced(function*(artifact: Artifact, wor
 /**
  * Deployments: an owner or admin deploys a version (`deploying`), a durable job checks that it
  * answers (the provider's tuned model, or the router's base model for a prompt program) and makes
- * it `active`, stopping the model's version active before; or `failed`, with the reason.
+ * it `active`, stopping the model's version active before; or `failed`, with the reason. An owner or
+ * admin stops the active version: it becomes `stopped` and the model serves nothing until the next
+ * deployment. Each deploy (a `rollback` when the version is older than the one active) and each
+ * stop is appended to the model's DeploymentHistory with who asked.
  */
 export class Deployments extends Context.Service<Deployments, {
   readonly deploy: (
@@ -36,6 +47,18 @@ export class Deployments extends Context.Service<Deployments, {
     versionId: ModelVersionId,
     options: DeployOptions
   ) => Effect.Effect<ModelVersion, NotFound | Forbidden | InvalidInput | VersionDeployed>
+  /** Stops the model's active version (VersionNotDeployed when it is not active). */
+  readonly stop: (
+    principal: Principal,
+    modelId: ModelId,
+    versionId: ModelVersionId
+  ) => Effect.Effect<ModelVersion, NotFound | Forbidden | VersionNotDeployed>
+  /** The model's deployment history, newest first, for anyone who sees the model. */
+  readonly history: (
+    principal: Principal,
+    modelId: ModelId,
+    page: { readonly limit: number; readonly cursor?: DeploymentEntryId | undefined }
+  ) => Effect.Effect<DeploymentHistoryPage, NotFound>
   /**
    * Enqueues again the checks of versions deploying for over a minute: a crash between marking a
    * version deploying and enqueueing its check leaves one (enqueueing is idempotent). Answers how many.
@@ -51,6 +74,8 @@ export class Deployments extends Context.Service<Deployments, {
       const fineTunes = yield* FineTuneRepository
       const deployments = yield* DeploymentRepository
       const queue = yield* DeploymentQueue
+      const history = yield* DeploymentHistory
+      const ids = yield* IdGenerator
       const provider = yield* ChatProvider
       const context = yield* Effect.context<FineTuningApi | ChatTargets>()
 
@@ -71,6 +96,7 @@ export class Deployments extends Context.Service<Deployments, {
         if (!deployable(version.value.deployment_status)) {
           return yield* new VersionDeployed({ version_id: versionId, status: version.value.deployment_status })
         }
+        const active = yield* fineTunes.activeVersion(model.id)
         const now = yield* DateTime.now
         // `now` is stored as the version's deployed_at: the check's key, so a requeue finds the same execution;
         // the store checks `deployable` again, under the row's lock, against a deploy racing this one
@@ -81,8 +107,62 @@ export class Deployments extends Context.Service<Deployments, {
             status: Option.match(current, { onNone: () => "gone", onSome: (v) => v.deployment_status })
           })
         }
+        // recorded when asked (the actor is the asker's), whether or not the check then makes it active
+        yield* history.append(
+          new DeploymentHistoryEntry({
+            id: yield* ids.make(DeploymentEntryId),
+            workspace_id: model.workspace_id,
+            model_id: model.id,
+            at: now,
+            kind: deployKindOf(version.value, Option.getOrNull(active)),
+            from_version_id: Option.match(active, { onNone: () => null, onSome: (v) => v.id }),
+            to_version_id: versionId,
+            actor: deploymentActorOf(principal),
+            evidence: { deployment },
+            reason: null
+          })
+        )
         yield* queue.enqueue(versionId, DateTime.formatIso(now))
         return Option.getOrThrow(yield* versionOf(model.id, versionId))
+      })
+
+      const stop = Effect.fn("Deployments.stop")(function*(principal: Principal, modelId: ModelId, versionId: ModelVersionId) {
+        const model = yield* models.visible(principal, modelId)
+        yield* administratorOf(principal, model.workspace_id)
+        const version = yield* versionOf(model.id, versionId)
+        if (Option.isNone(version)) return yield* new NotFound({ resource: "model version", id: versionId })
+        // the store stops it only if it is active still, against a deployment or stop racing this one
+        if (!(yield* deployments.stop(model.id, versionId))) {
+          const current = yield* versionOf(model.id, versionId)
+          return yield* new VersionNotDeployed({
+            version_id: versionId,
+            status: Option.match(current, { onNone: () => "gone", onSome: (v) => v.deployment_status })
+          })
+        }
+        yield* history.append(
+          new DeploymentHistoryEntry({
+            id: yield* ids.make(DeploymentEntryId),
+            workspace_id: model.workspace_id,
+            model_id: model.id,
+            at: yield* DateTime.now,
+            kind: "stop",
+            from_version_id: versionId,
+            to_version_id: null,
+            actor: deploymentActorOf(principal),
+            evidence: null,
+            reason: null
+          })
+        )
+        return Option.getOrThrow(yield* versionOf(model.id, versionId))
+      })
+
+      const listHistory = Effect.fn("Deployments.history")(function*(
+        principal: Principal,
+        modelId: ModelId,
+        page: { readonly limit: number; readonly cursor?: DeploymentEntryId | undefined }
+      ) {
+        const model = yield* models.visible(principal, modelId)
+        return yield* history.list(model.id, page)
       })
 
       const check = Effect.fn("Deployments.check")(function*(versionId: ModelVersionId) {
@@ -119,7 +199,7 @@ export class Deployments extends Context.Service<Deployments, {
         return stale.length
       }).pipe(Effect.withSpan("Deployments.requeue"))
 
-      return Deployments.of({ deploy, check, requeue })
+      return Deployments.of({ deploy, stop, history: listHistory, check, requeue })
     })
   )
 }

@@ -3,6 +3,7 @@ import { buildMessages, ChatTargets } from "../inference/index.ts"
 import { type Leaderboard, LeaderboardRepository } from "../leaderboards/index.ts"
 import { type DatasetMissing, type DatasetUnavailable, judgeModelOf, mapRows, RunDatasets } from "../runs/index.ts"
 import { type FineTuneRunId, IdGenerator, ModelVersionId, storableText } from "../shared/index.ts"
+import { DeploymentEntryId, DeploymentHistory, DeploymentHistoryEntry } from "./DeploymentHistory.ts"
 import {
   type FineTuneEvent,
   type FineTuneRun,
@@ -66,6 +67,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
       const leaderboards = yield* LeaderboardRepository
       const targets = yield* ChatTargets
       const ids = yield* IdGenerator
+      const history = yield* DeploymentHistory
       const { cancelRemote, event, look, remoteFailure, remoteJobOf, runOf, withEvents } = yield* makeRemote
       const { askerOf, callsOf, complete, scoreOn } = yield* makeScoring
       const now = DateTime.now
@@ -331,9 +333,36 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         return held?.score_after ?? null
       }
 
+      /** The gate's decision in the model's deployment history (once per run: a repeat stores nothing). */
+      const recordGate = Effect.fnUntraced(function*(
+        run: FineTuneRun,
+        gate: Gate,
+        versionId: ModelVersionId,
+        at: DateTime.Utc
+      ) {
+        yield* history.append(
+          new DeploymentHistoryEntry({
+            id: yield* ids.make(DeploymentEntryId),
+            workspace_id: run.workspace_id,
+            model_id: run.model_id,
+            at,
+            kind: "gate",
+            from_version_id: gate.deployed_version_id === null ? null : ModelVersionId.make(gate.deployed_version_id),
+            to_version_id: gate.decision === "deploy" ? versionId : null,
+            actor: { type: "system", id: "fine_tune_gate", fine_tune_run_id: run.id },
+            evidence: { ...gate },
+            reason: gate.reason
+          })
+        )
+      })
+
       const finish = Effect.fn("FineTuneSteps.finish")(function*(runId: FineTuneRunId) {
         const run = yield* runOf(runId)
         if (run.status === "succeeded") {
+          // the end landed and the gate's record may not have
+          if (run.gate !== null && run.version_id !== null) {
+            yield* recordGate(run, run.gate, run.version_id, run.finished_at ?? (yield* now))
+          }
           // the end landed and the activation may not have: finish it (once the version is deployed, nothing to do)
           if (run.gate?.decision === "deploy" && run.version_id !== null) {
             const version = yield* runs.findVersion(run.version_id)
@@ -369,6 +398,7 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
           completed_at: at
         })
         const ended = yield* runs.end(runId, { status: "succeeded", version, gate, error: null }, at)
+        if (ended && gate !== null) yield* recordGate(run, gate, version.id, at)
         if (ended && gate?.decision === "deploy") yield* runs.activate(version.id, at)
       })
 

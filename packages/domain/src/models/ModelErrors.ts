@@ -45,3 +45,9 @@ export class VersionDeployed extends Schema.TaggedError<VersionDeployed>()("Vers
   version_id: Schema.String,
   status: Schema.String
 }) {}
+
+/** Only a version whose deployment is active can be stopped. */
+export class VersionNotDeployed extends Schema.TaggedError<VersionNotDeployed>()("VersionNotDeployed", {
+  version_id: Schema.String,
+  status: Schema.String
+}) {}
