@@ -1,6 +1,6 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { Cell, CandidateResult, Run, RunDataset, RunRow, RunStatus } from "./Run.ts"
-import type { LeaderboardId } from "../leaderboards/index.ts"
+import type { Cell, CandidateResult, PairwiseResult, Run, RunDataset, RunRow, RunStatus } from "./Run.ts"
+import type { LeaderboardId, ServingDecision } from "../leaderboards/index.ts"
 import type { RunId } from "../shared/index.ts"
 import type { RunInProgress } from "./RunErrors.ts"
 
@@ -24,11 +24,25 @@ export interface ResultRow {
   readonly cells: ReadonlyArray<Cell>
 }
 
+/** One cell's verdict, as paired comparison reads it: null when it has none or has an error (a failed call, a judge's failure). */
+export interface CellVerdict {
+  readonly row_index: number
+  readonly candidate_id: string
+  readonly verdict: "correct" | "incorrect" | null
+  /** The call was answered (an output came back): what a cost per call divides by. */
+  readonly answered: boolean
+}
+
 export interface RunEnd {
   readonly status: Extract<RunStatus, "succeeded" | "failed" | "cancelled">
   readonly results: ReadonlyArray<CandidateResult>
+  /** The ranking's top: recorded on the run, it serves only if `serving` names it. */
   readonly winner: string | null
   readonly error: string | null
+  /** The candidate the ranking serves from now on (`ranking_winner`), set only if the run ends succeeded; null: unchanged. */
+  readonly serving?: string | null | undefined
+  readonly pairwise?: ReadonlyArray<PairwiseResult> | null | undefined
+  readonly serving_decision?: ServingDecision | null | undefined
 }
 
 /**
@@ -58,7 +72,12 @@ export class RunRepository extends Context.Service<RunRepository, {
   /** Once per (row, candidate), while the run is running; text Postgres cannot hold is stored as U+FFFD. */
   readonly saveCell: (runId: RunId, cell: Cell, now: DateTime.Utc) => Effect.Effect<void>
   readonly tallies: (runId: RunId) => Effect.Effect<ReadonlyArray<CellTally>>
-  /** Ends an active run and gives its leaderboard back its status; false when it had ended already. */
+  /** Every cell's verdict, in one read (a 10,000-row run of 5 candidates has 50,000): what paired comparison needs. */
+  readonly verdicts: (runId: RunId) => Effect.Effect<ReadonlyArray<CellVerdict>>
+  /**
+   * Ends an active run and gives its leaderboard back its status, and (ending succeeded) has the
+   * ranking serve `end.serving`, in one transaction; false when it had ended already.
+   */
   readonly end: (runId: RunId, end: RunEnd, now: DateTime.Utc) => Effect.Effect<boolean>
   /** Rows in index order with their cells. */
   readonly results: (
