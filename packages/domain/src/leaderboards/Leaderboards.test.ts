@@ -106,4 +106,30 @@ describe("Leaderboards", () => {
       expect(yield* failureOf(leaderboards.removeCandidate(owner, id, CandidateId.make(uuid(9)))))
         .toMatchObject({ _tag: "NotFound" })
     })))
+
+  it("records a change of what serves and rolls it back; an archived leaderboard refuses the rollback", () =>
+    run(Effect.gen(function*() {
+      const leaderboards = yield* Leaderboards
+      const { id } = yield* newLeaderboard
+      const [a, b] = yield* leaderboards.addCandidates(owner, id, [
+        { name: "a", model_name: "openai/a" },
+        { name: "b", model_name: "openai/b" }
+      ])
+      expect(yield* failureOf(leaderboards.rollback(owner, id))).toMatchObject({ _tag: "NoPreviousServing" })
+      yield* leaderboards.update(owner, id, { chosen_model_strategy: "manual", chosen_leaderboard_model_id: a!.id, extra: {} })
+      yield* leaderboards.update(owner, id, { chosen_leaderboard_model_id: b!.id, extra: {} })
+      yield* leaderboards.update(owner, id, { name: "renamed", extra: {} })
+      const done = yield* leaderboards.rollback(owner, id)
+      expect(done).toMatchObject({ serving: a!.id, leaderboard: { chosen_leaderboard_model_id: a!.id } })
+      const page = yield* leaderboards.servingHistory(owner, id, { limit: 10 })
+      expect(page.entries.map((e) => [e.kind, e.from_candidate_id, e.to_candidate_id])).toEqual([
+        ["rollback", b!.id, a!.id],
+        ["manual", a!.id, b!.id],
+        ["manual", null, a!.id]
+      ])
+      expect(page.entries[1]!.actor).toEqual({ type: "user", id: owner.user.id })
+      expect(yield* failureOf(leaderboards.servingHistory(stranger, id, { limit: 10 }))).toMatchObject({ _tag: "NotFound" })
+      yield* leaderboards.update(owner, id, { status: "archived", extra: {} })
+      expect(yield* failureOf(leaderboards.rollback(owner, id))).toMatchObject({ _tag: "LeaderboardArchived" })
+    })))
 })

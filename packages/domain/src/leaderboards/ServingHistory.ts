@@ -1,4 +1,4 @@
-import { Context, type Effect, Option, Schema } from "effect"
+import { Context, type Effect, Schema } from "effect"
 import type { Principal } from "../access/index.ts"
 import { RunId, TokenId, UserId, WorkspaceId } from "../shared/index.ts"
 import { CandidateId, type Leaderboard, LeaderboardId } from "./Leaderboard.ts"
@@ -96,13 +96,3 @@ export const actorOf = (principal: Principal): ServingActor => {
 /** Whether the entry changed what serves (a kept candidate did not). */
 export const changedServing = (entry: Pick<ServingHistoryEntry, "from_candidate_id" | "to_candidate_id">): boolean =>
   entry.from_candidate_id !== entry.to_candidate_id
-
-/**
- * What a rollback returns to: the `from` of the newest entry (of `newestFirst`) that changed what
- * serves; none if no entry did, or if that one started from nothing.
- */
-export const rollbackTarget = (newestFirst: ReadonlyArray<ServingHistoryEntry>): Option.Option<CandidateId> =>
-  Option.flatMap(
-    Option.fromUndefinedOr(newestFirst.find(changedServing)),
-    (entry) => Option.fromNullishOr(entry.from_candidate_id)
-  )
