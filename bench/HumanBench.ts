@@ -6,6 +6,7 @@ import { Worker } from "node:worker_threads"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { HumanCaseRepositoryPg } from "@podium/adapters-pg/human/HumanCaseRepositoryPg"
 import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
+import { ServingHistoryPg } from "@podium/adapters-pg/leaderboards/ServingHistoryPg"
 import { basePromptOf, configurationOf, HumanCaseRepository } from "@podium/domain/human"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { type Scenario, type ScenarioResult, type Settings, settle, time, benchSession, startBenchPodium, type Podium } from "./Benchmark.ts"
@@ -328,7 +329,7 @@ const explain = async (databaseUrl: string, seeded: Seeded, offsets: ReadonlyArr
     )
   const runtime = ManagedRuntime.make(
     HumanCaseRepositoryPg.layer.pipe(
-      Layer.provide(LeaderboardRepositoryPg.layer),
+      Layer.provide(Layer.merge(LeaderboardRepositoryPg.layer, ServingHistoryPg.layer)),
       Layer.provide(ChangeFeed.layer),
       Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl) }))
     )

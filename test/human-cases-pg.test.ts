@@ -4,13 +4,13 @@ import { SqlClient } from "effect/sql"
 import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { HumanCaseRepositoryPg } from "@podium/adapters-pg/human/HumanCaseRepositoryPg"
 import { LeaderboardRepositoryPg } from "@podium/adapters-pg/leaderboards/LeaderboardRepositoryPg"
+import { ServingHistoryPg } from "@podium/adapters-pg/leaderboards/ServingHistoryPg"
 import { layerMigrations } from "@podium/adapters-pg/Migrations"
 import {
   type CaseResponse,
   claim,
   complete,
   createCase,
-  fromTallies,
   HumanCase,
   saveReview,
   slotsFor,
@@ -19,11 +19,10 @@ import {
   type RankedCase,
   tally,
   HumanCaseRepository,
-  winner,
 } from "@podium/domain/human"
 import { WorkspaceId } from "@podium/domain/shared"
 import { LeaderboardId } from "@podium/domain/leaderboards"
-import { CandidateId } from "@podium/domain/leaderboards"
+import { CandidateId, ServingEntryId } from "@podium/domain/leaderboards"
 import fc from "fast-check"
 import { TestDatabase } from "./support/database.ts"
 
@@ -32,13 +31,15 @@ import { TestDatabase } from "./support/database.ts"
 // review saved together with the ranking winner it makes.
 
 const Database = HumanCaseRepositoryPg.layer.pipe(
-  Layer.provide(LeaderboardRepositoryPg.layer),
+  Layer.provide(Layer.merge(LeaderboardRepositoryPg.layer, ServingHistoryPg.layer)),
   Layer.provide(ChangeFeed.layer),
   Layer.provideMerge(layerMigrations),
   Layer.provideMerge(TestDatabase.layer)
 )
 
 const t0 = DateTime.makeUnsafe("2026-11-22T10:00:00.000Z")
+/** A fresh serving-history entry's id, time and actor, for a review that changes the winner. */
+const servingEntry = () => ({ id: ServingEntryId.make(crypto.randomUUID()), at: t0, actor: { type: "system" as const, id: "test" } })
 const candidates = [1, 2, 3].map((n) => ({
   id: CandidateId.make(crypto.randomUUID()),
   name: `model ${n}`,
@@ -124,6 +125,15 @@ const recordedWinner = (leaderboard: LeaderboardId) =>
     return row!.winner
   })
 
+/** The leaderboard's serving-history entries, oldest first. */
+const servingEntries = (leaderboard: LeaderboardId) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ kind: string; from_candidate_id: string | null; to_candidate_id: string | null }>`
+      SELECT kind, from_candidate_id::text AS from_candidate_id, to_candidate_id::text AS to_candidate_id
+      FROM leaderboard_serving_history WHERE leaderboard_id = ${leaderboard} ORDER BY at, id`
+  })
+
 describe("HumanCaseRepositoryPg.layer", () => {
   it.layer(Database, { timeout: 60_000 })((it) => {
     it.effect("stores a draft once; the same id again finds what is stored", () =>
@@ -177,7 +187,7 @@ describe("HumanCaseRepositoryPg.layer", () => {
         const review = { verdicts, reference: "30 days", notes: "" }
         const confirmed = Result.getOrThrow(saveReview(generated, { revision: generated.revision, confirm: true, review }, t0))
         const entry = { revision: confirmed.revision, confirmed: true, review, saved_by: null, saved_at: t0 }
-        assert.isTrue(yield* repo.saveReview(confirmed, entry, { configuration: "config", candidates }))
+        assert.isTrue(yield* repo.saveReview(confirmed, entry, { configuration: "config", candidates }, servingEntry()))
         assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), confirmed)
         const stored = yield* sql<{ label: string; verdict: string | null }>`
           SELECT label, verdict FROM human_responses WHERE case_id = ${c.id} ORDER BY label`
@@ -272,7 +282,7 @@ describe("HumanCaseRepositoryPg.layer", () => {
 
         // while the database refuses every winner, the review is refused with it
         yield* sql`ALTER TABLE leaderboards ADD CONSTRAINT winner_refused CHECK (ranking_winner_id IS NULL) NOT VALID`
-        const refused = yield* Effect.exit(repo.saveReview(next, entry, cohort)).pipe(
+        const refused = yield* Effect.exit(repo.saveReview(next, entry, cohort, servingEntry())).pipe(
           Effect.ensuring(sql`ALTER TABLE leaderboards DROP CONSTRAINT winner_refused`.pipe(Effect.orDie))
         )
         assert.isTrue(Exit.isFailure(refused))
@@ -281,34 +291,33 @@ describe("HumanCaseRepositoryPg.layer", () => {
         assert.strictEqual((yield* repo.tallies(leaderboard, "config", candidates.map((x) => x.id))).confirmed, 0)
         assert.isNull(yield* recordedWinner(leaderboard))
 
-        assert.isTrue(yield* repo.saveReview(next, entry, cohort))
+        assert.deepStrictEqual(yield* servingEntries(leaderboard), [])
+
+        assert.isTrue(yield* repo.saveReview(next, entry, cohort, servingEntry()))
         assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(leaderboard, c.id)), next)
-        assert.strictEqual(yield* recordedWinner(leaderboard), candidates[0]!.id)
+        // the serving policy's first winner, recorded in the same transaction
+        const entries = yield* servingEntries(leaderboard)
+        assert.deepStrictEqual(entries.map((e) => [e.kind, e.from_candidate_id]), [["human", null]])
+        assert.isNotNull(yield* recordedWinner(leaderboard))
+        assert.strictEqual(yield* recordedWinner(leaderboard), entries[0]!.to_candidate_id)
       }))
 
-    it.effect("simultaneous reviews leave the winner that the final tallies name", () =>
+    it.effect("simultaneous first reviews name one winner, once: each decides on what the last one left", () =>
       Effect.gen(function*() {
         const repo = yield* HumanCaseRepository
         for (let round = 0; round < 5; round++) {
           const { leaderboard, workspace } = yield* owner
-          // every case confirmed with every answer incorrect: a three-way tie, no winner
-          const cases = yield* Effect.forEach(Array.from({ length: 4 }), () =>
-            Effect.flatMap(generated(workspace, leaderboard), (c) => {
-              const { entry, next } = confirmedWith(c, -1)
-              return Effect.as(repo.saveReview(next, entry, cohort), next)
-            }))
-          assert.isNull(yield* recordedWinner(leaderboard))
-          // then, at once, each case judges one candidate correct instead: candidate 0 twice, 1 and 2 once.
-          // These touch different candidates' counters only, so nothing but the recording itself
-          // orders them; a winner named from counters missing another save is 1 or 2, or none.
+          const cases = yield* Effect.forEach(Array.from({ length: 4 }), () => generated(workspace, leaderboard))
+          // at once, with nothing serving, each case judges one candidate correct: 0 twice, 1 and 2 once.
+          // Without the lock two saves could both read "nothing serves" and both decide `first`.
           const saved = yield* Effect.forEach(cases, (c, n) => {
             const { entry, next } = confirmedWith(c, [0, 1, 0, 2][n]!)
-            return repo.saveReview(next, entry, cohort)
+            return repo.saveReview(next, entry, cohort, servingEntry())
           }, { concurrency: "unbounded" })
           assert.deepStrictEqual(saved, cases.map(() => true))
-          const tallies = yield* repo.tallies(leaderboard, "config", candidates.map((x) => x.id))
-          assert.strictEqual(winner(fromTallies(candidates, tallies)), candidates[0]!.id)
-          assert.strictEqual(yield* recordedWinner(leaderboard), candidates[0]!.id)
+          const entries = yield* servingEntries(leaderboard)
+          assert.deepStrictEqual(entries.map((e) => [e.kind, e.from_candidate_id]), [["human", null]])
+          assert.strictEqual(yield* recordedWinner(leaderboard), entries[0]!.to_candidate_id)
         }
       }))
   })

@@ -18,7 +18,7 @@ import {
   tally,
   type Verdict
 } from "@podium/domain/human"
-import { CandidateId, LeaderboardId, LeaderboardRepository } from "@podium/domain/leaderboards"
+import { CandidateId, LeaderboardId, LeaderboardRepository, ServingEntryId, ServingHistory } from "@podium/domain/leaderboards"
 import type { WorkspaceId } from "@podium/domain/shared"
 import { DateTime, Effect, type Layer, Option, Result } from "effect"
 import { aLeaderboard } from "./LeaderboardRepository.contract.ts"
@@ -34,6 +34,8 @@ const candidates = ["alpha", "beta", "gamma"].map((name) => ({
   model_name: `vendor/${name}`
 }))
 const cohort = { configuration: "config", candidates }
+/** A fresh serving-history entry's id, time and actor, for a review that changes the winner. */
+const servingEntry = () => ({ id: ServingEntryId.make(crypto.randomUUID()), at: t0, actor: { type: "system" as const, id: "test" } })
 const candidateIds = candidates.map((c) => c.id as string)
 
 interface Owner {
@@ -121,6 +123,10 @@ const rankingWinner = (leaderboard: LeaderboardId) =>
   Effect.flatMap(LeaderboardRepository, (r) =>
     Effect.map(r.findServing(leaderboard), (s) => Option.getOrThrow(s).ranking_winner))
 
+/** The leaderboard's serving-history entries, newest first. */
+const servingEntries = (leaderboard: LeaderboardId) =>
+  Effect.flatMap(ServingHistory, (h) => Effect.map(h.list(leaderboard, { limit: 100 }), (page) => page.entries))
+
 /** Tallies with zero rows left out and costs rounded: an adapter may keep either, and sums in any order. */
 const normalized = (t: Tallies) => {
   const rows = (m: Tallies["rows"]) =>
@@ -143,13 +149,14 @@ const rankedAs = (cases: ReadonlyArray<HumanCase>): Array<RankedCase> =>
 
 /**
  * The behaviour the use cases rely on, declared once and run against every adapter of
- * `HumanCaseRepository` (STYLE.md 19). A saved review records the leaderboard's ranking winner, and
+ * `HumanCaseRepository` (STYLE.md 19). A saved review decides the leaderboard's ranking winner, and
  * cases belong to leaderboards of workspaces, so the layer also brings the `LeaderboardRepository`
- * the adapter records it through and a `WorkspaceRepository`; `makeLayer` builds them fresh.
+ * and `ServingHistory` the adapter records it through and a `WorkspaceRepository`; `makeLayer`
+ * builds them fresh.
  */
 export const humanCaseRepositoryContract = (
   name: string,
-  makeLayer: () => Layer.Layer<HumanCaseRepository | LeaderboardRepository | WorkspaceRepository, unknown>
+  makeLayer: () => Layer.Layer<HumanCaseRepository | LeaderboardRepository | ServingHistory | WorkspaceRepository, unknown>
 ) =>
   describe(`HumanCaseRepository contract: ${name}`, () => {
     layer(makeLayer(), { timeout: 60_000 })((it) => {
@@ -261,55 +268,58 @@ export const humanCaseRepositoryContract = (
           assert.deepStrictEqual(yield* repository.history(generated, 10), [])
 
           const draft = reviewed(generated, () => "incorrect", false, "first look")
-          assert.isTrue(yield* repository.saveReview(draft.next, draft.entry, cohort))
+          assert.isTrue(yield* repository.saveReview(draft.next, draft.entry, cohort, servingEntry()))
           const confirmed = reviewed(draft.next, (i) => i === 1 ? "correct" : "abstain")
-          assert.isTrue(yield* repository.saveReview(confirmed.next, confirmed.entry, cohort))
+          assert.isTrue(yield* repository.saveReview(confirmed.next, confirmed.entry, cohort, servingEntry()))
           assert.deepStrictEqual(yield* found(generated), confirmed.next)
           assert.deepStrictEqual(yield* repository.history(generated, 10), [confirmed.entry, draft.entry])
           assert.deepStrictEqual(yield* repository.history(generated, 1), [confirmed.entry])
         }))
 
-      it.effect("a saved review records the ranking winner it makes; a review that lost its revision records nothing", () =>
+      it.effect("a saved review sets the winner the serving policy names and records only that change; a lost review records nothing", () =>
         Effect.gen(function*() {
           const repository = yield* HumanCaseRepository
           const owner = yield* anOwner()
           const generated = yield* aGeneratedCase(owner)
           assert.isNull(yield* rankingWinner(owner.leaderboard))
+          // alpha alone right on one case: the best score, but all three are statistically tied (p = 1),
+          // so the first to serve is the cheapest of them, gamma (0.001 per call; alpha 0.002, beta unknown)
           const alphaRight = reviewed(generated, (i) => i === slotOf(0) ? "correct" : "incorrect")
-          assert.isTrue(yield* repository.saveReview(alphaRight.next, alphaRight.entry, cohort))
-          assert.strictEqual(yield* rankingWinner(owner.leaderboard), candidates[0]!.id)
+          assert.isTrue(yield* repository.saveReview(alphaRight.next, alphaRight.entry, cohort, servingEntry()))
+          assert.strictEqual(yield* rankingWinner(owner.leaderboard), candidates[2]!.id)
+          const first = yield* servingEntries(owner.leaderboard)
+          assert.deepStrictEqual(first.map((e) => [e.kind, e.from_candidate_id, e.to_candidate_id]), [["human", null, candidates[2]!.id]])
+          assert.strictEqual(first[0]!.evidence?.["chosen_among_ties"], true)
 
           const betaRight = reviewed(generated, (i) => i === slotOf(1) ? "correct" : "incorrect")
-          assert.isFalse(yield* repository.saveReview(betaRight.next, betaRight.entry, cohort))
-          assert.strictEqual(yield* rankingWinner(owner.leaderboard), candidates[0]!.id)
+          assert.isFalse(yield* repository.saveReview(betaRight.next, betaRight.entry, cohort, servingEntry()))
+          assert.strictEqual(yield* rankingWinner(owner.leaderboard), candidates[2]!.id)
           assert.deepStrictEqual(yield* repository.history(generated, 10), [alphaRight.entry])
           assert.deepStrictEqual(yield* found(generated), alphaRight.next)
 
-          // withdrawn to a draft review: no confirmed case, so no winner
+          // withdrawn to a draft review: no candidate has a score, which changes nothing (a keep is not recorded)
           const withdrawn = reviewed(alphaRight.next, (i) => i === slotOf(0) ? "correct" : "incorrect", false)
-          assert.isTrue(yield* repository.saveReview(withdrawn.next, withdrawn.entry, cohort))
-          assert.isNull(yield* rankingWinner(owner.leaderboard))
+          assert.isTrue(yield* repository.saveReview(withdrawn.next, withdrawn.entry, cohort, servingEntry()))
+          assert.strictEqual(yield* rankingWinner(owner.leaderboard), candidates[2]!.id)
+          assert.deepStrictEqual(yield* servingEntries(owner.leaderboard), first)
         }))
 
-      it.effect("simultaneous reviews leave the winner that the final tallies name", () =>
+      it.effect("simultaneous first reviews name one winner, once: each decides on what the last one left", () =>
         Effect.gen(function*() {
           const repository = yield* HumanCaseRepository
           const owner = yield* anOwner()
-          // every answer incorrect: a three-way tie, no winner
-          const cases = yield* Effect.forEach([0, 1, 2, 3], () =>
-            Effect.flatMap(aGeneratedCase(owner), (c) => {
-              const { entry, next } = reviewed(c, () => "incorrect")
-              return Effect.as(repository.saveReview(next, entry, cohort), next)
-            }))
-          assert.isNull(yield* rankingWinner(owner.leaderboard))
-          // then at once each case judges one candidate right: alpha twice, beta and gamma once
+          const cases = yield* Effect.forEach([0, 1, 2, 3], () => aGeneratedCase(owner))
+          // at once, with nothing serving, each case judges one candidate right: alpha twice, beta and gamma once
           const saved = yield* Effect.forEach(cases, (c, n) => {
             const right = slotOf([0, 1, 0, 2][n]!)
             const { entry, next } = reviewed(c, (i) => i === right ? "correct" : "incorrect")
-            return repository.saveReview(next, entry, cohort)
+            return repository.saveReview(next, entry, cohort, servingEntry())
           }, { concurrency: "unbounded" })
           assert.deepStrictEqual(saved, [true, true, true, true])
-          assert.strictEqual(yield* rankingWinner(owner.leaderboard), candidates[0]!.id)
+          // the first save decides `first`; every later one sees it serving and keeps it (4 cases < min_rows 30)
+          const entries = yield* servingEntries(owner.leaderboard)
+          assert.deepStrictEqual(entries.map((e) => [e.kind, e.from_candidate_id]), [["human", null]])
+          assert.strictEqual(yield* rankingWinner(owner.leaderboard), entries[0]!.to_candidate_id)
         }))
 
       it.effect("the tallies of a configuration are HumanRanking.tally over its generated cases as they end up", () =>
@@ -317,7 +327,7 @@ export const humanCaseRepositoryContract = (
           const repository = yield* HumanCaseRepository
           const owner = yield* anOwner()
           const save = Effect.fnUntraced(function*(r: ReturnType<typeof reviewed>) {
-            assert.isTrue(yield* repository.saveReview(r.next, r.entry, cohort))
+            assert.isTrue(yield* repository.saveReview(r.next, r.entry, cohort, servingEntry()))
             return r.next
           })
           const allRight = yield* save(reviewed(yield* aGeneratedCase(owner), () => "correct"))
@@ -356,7 +366,7 @@ export const humanCaseRepositoryContract = (
           const fourth = yield* aGeneratedCase(owner, { now: at(4) })
           for (const draft of [first, third]) yield* repository.insert(draft)
           const confirmed = reviewed(second, () => "correct")
-          yield* repository.saveReview(confirmed.next, confirmed.entry, cohort)
+          yield* repository.saveReview(confirmed.next, confirmed.entry, cohort, servingEntry())
           yield* repository.insert(aDraft(yield* anOwner(owner.workspace))) // another leaderboard's
 
           assert.deepStrictEqual(yield* repository.counts(owner.leaderboard, "config"), {

@@ -32,7 +32,13 @@ import {
   type VerdictCase,
   type Verdict,
 } from "@podium/domain/human"
-import { type LeaderboardId, LeaderboardRepository, ServingHistory, servingPolicyOf } from "@podium/domain/leaderboards"
+import {
+  defaultServingPolicy,
+  type LeaderboardId,
+  LeaderboardRepository,
+  ServingHistory,
+  ServingPolicy
+} from "@podium/domain/leaderboards"
 import { addUsd, storableText, type WorkspaceId } from "@podium/domain/shared"
 import { toDate, toDateOrNull } from "../Rows.ts"
 
@@ -49,6 +55,7 @@ const ReviewInputJson = json(ReviewInput)
 const SlotsJson = json(Schema.Array(Slot))
 const AttachmentsJson = json(Schema.Array(Attachment))
 const UsageJson = json(Schema.NullOr(CaseResponse.fields.usage))
+const ServingPolicyJson = json(ServingPolicy)
 
 interface CaseRow {
   readonly id: CaseId
@@ -294,20 +301,21 @@ const layer = Layer.effect(
         if (!(yield* write(next, history))) return false
         // one review at a time per leaderboard from here on, so each reads the tallies, verdicts and
         // ranking winner the last one left
-        yield* sql`SELECT 1 FROM leaderboards WHERE id = ${next.leaderboard_id} FOR NO KEY UPDATE`
-        const current = yield* leaderboards.findServing(next.leaderboard_id)
-        if (Option.isNone(current)) return true
+        const [locked] = yield* sql<{ ranking_winner: string | null; serving_policy: unknown }>`
+          SELECT ranking_winner_id::text AS ranking_winner, serving_policy FROM leaderboards
+          WHERE id = ${next.leaderboard_id} FOR NO KEY UPDATE`
+        if (locked === undefined) return true
         const [counted, cases] = yield* Effect.all([
           tallies(next.leaderboard_id, cohort.configuration, cohort.candidates.map((c) => c.id)),
           verdictCases(next.leaderboard_id, cohort.configuration)
         ])
-        const policy = servingPolicyOf(current.value.leaderboard)
+        const policy = locked.serving_policy === null ? defaultServingPolicy : ServingPolicyJson.decode(locked.serving_policy)
         const { decision } = humanServing({
           candidates: cohort.candidates,
           ranking: fromTallies(cohort.candidates, counted),
           verdicts: commonVerdicts(cohort.candidates, cases),
           policy,
-          serving: current.value.ranking_winner
+          serving: locked.ranking_winner
         })
         // only a change of what serves is written and recorded (see HumanCaseRepository.saveReview)
         if (!changesServing(decision)) return true

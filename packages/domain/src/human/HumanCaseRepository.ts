@@ -3,6 +3,7 @@ import type { HumanCase } from "./HumanCase.ts"
 import type { CaseResponse, CaseStatus, ReviewInput, ReviewState } from "./CaseStage.ts"
 import type { RankingCandidate, Tallies } from "./HumanRanking.ts"
 import type { CaseId } from "./HumanEval.ts"
+import type { HumanServingEntry, VerdictCase } from "./HumanServing.ts"
 import type { UserId } from "../shared/index.ts"
 import type { LeaderboardId } from "../leaderboards/index.ts"
 
@@ -71,11 +72,20 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
    */
   readonly update: (next: HumanCase) => Effect.Effect<boolean>
   /**
-   * `update` for a saved review, which also appends `history` and records the leaderboard's
+   * `update` for a saved review, which also appends `history` and decides the leaderboard's
    * ranking winner over `cohort`, all in one transaction: the candidate `ranking_winner` serves
-   * always agrees with the stored reviews, whichever saves run at the same time.
+   * always follows from the stored reviews, whichever saves run at the same time. The decision is
+   * the leaderboard's serving policy on the common rows (HumanServing.humanServing, the serving one
+   * being the stored `ranking_winner`): the winner changes only on `first` or `switch`, and only
+   * then is a `human` entry made of `serving` appended to the serving history (a `keep` after
+   * every verdict would flood it).
    */
-  readonly saveReview: (next: HumanCase, history: ReviewHistoryEntry, cohort: RankingCohort) => Effect.Effect<boolean>
+  readonly saveReview: (
+    next: HumanCase,
+    history: ReviewHistoryEntry,
+    cohort: RankingCohort,
+    serving: HumanServingEntry
+  ) => Effect.Effect<boolean>
   /**
    * Stores a generated response; a second save for the same slot keeps the first (activities
    * repeat). Fails with `ResponseRefused` when the database refuses the response's data.
@@ -100,6 +110,11 @@ export class HumanCaseRepository extends Context.Service<HumanCaseRepository, {
     configuration: string,
     candidateIds: ReadonlyArray<string>
   ) => Effect.Effect<Tallies>
+  /**
+   * The confirmed cases of `configuration` with their responses' candidates, statuses and current
+   * verdicts (costs left out), keyed by case id: what the paired comparison reads.
+   */
+  readonly verdictCases: (leaderboardId: LeaderboardId, configuration: string) => Effect.Effect<ReadonlyArray<VerdictCase>>
   /** Every confirmed case of the leaderboard, with its responses, oldest first (any configuration). */
   readonly confirmed: (leaderboardId: LeaderboardId) => Effect.Effect<ReadonlyArray<HumanCase>>
   /** The newest `limit` review-history entries, newest first. */

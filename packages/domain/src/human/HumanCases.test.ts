@@ -162,17 +162,23 @@ describe("HumanCases", () => {
       expect(yield* rankingWinner(leaderboard)).toBeNull()
     })))
 
-  it("confirming records the ranking's winner; withdrawing the confirmation takes it back", () =>
+  it("confirming names the first winner and records it once; withdrawing the confirmation keeps it (only first or switch change it)", () =>
     run(Effect.gen(function*() {
       const cases = yield* HumanCases
       const leaderboard = yield* aHumanLeaderboard(["mini", "large"])
       const generated = yield* generatedCase(leaderboard)
       const verdicts = judging(generated.responses, "mini")
+      yield* TestClock.setTime(Date.parse("2026-11-22T10:00:00.000Z"))
       yield* cases.saveReview(owner, leaderboard, caseId, { revision: 3, confirm: true, review: review(verdicts) })
       const mini = generated.responses.find((r) => r.candidate_name === "mini")!
       expect(yield* rankingWinner(leaderboard)).toBe(mini.candidate_id)
+      const history = (yield* (yield* Leaderboards).servingHistory(owner, leaderboard, { limit: 10 })).entries
+      expect(history.map((e) => [e.kind, e.from_candidate_id, e.to_candidate_id, e.actor, DateTime.formatIso(e.at)])).toEqual([
+        ["human", null, mini.candidate_id, { type: "user", id: uuid(101) }, "2026-11-22T10:00:00.000Z"]
+      ])
       yield* cases.saveReview(owner, leaderboard, caseId, { revision: 4, confirm: false, review: review(verdicts) })
-      expect(yield* rankingWinner(leaderboard)).toBeNull()
+      expect(yield* rankingWinner(leaderboard)).toBe(mini.candidate_id)
+      expect((yield* (yield* Leaderboards).servingHistory(owner, leaderboard, { limit: 10 })).entries).toHaveLength(1)
     })))
 
   it("a change from a stale revision is refused, naming the current one", () =>

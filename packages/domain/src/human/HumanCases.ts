@@ -1,5 +1,5 @@
 import { Context, DateTime, Effect, Layer, Option, Random } from "effect"
-import type { LeaderboardId } from "../leaderboards/index.ts"
+import { actorOf, type LeaderboardId, ServingEntryId } from "../leaderboards/index.ts"
 import { IdGenerator, InvalidInput, NotFound } from "../shared/index.ts"
 import type { Principal } from "../access/index.ts"
 import { type CaseId, ClaimId, type DocumentId, limits, ResponseId } from "./HumanEval.ts"
@@ -214,7 +214,9 @@ export class HumanCases extends Context.Service<HumanCases, {
           saved_by: principal._tag === "SessionPrincipal" ? principal.user.id : null,
           saved_at: now
         }
-        const saved = yield* cases.saveReview(next, entry, { configuration, candidates: serving.candidates })
+        // the serving-history entry, if the review changes the ranking's winner
+        const servingEntry = { id: yield* ids.make(ServingEntryId), at: now, actor: actorOf(principal) }
+        const saved = yield* cases.saveReview(next, entry, { configuration, candidates: serving.candidates }, servingEntry)
         if (!saved) return yield* lost(leaderboardId, c, input.revision)
         return yield* detail(next, configuration)
       })
