@@ -204,6 +204,16 @@ describe("exactMatch", () => {
     }), { numRuns: 500 })
   })
 
+  it("takes linear time over long runs of white space or punctuation inside the text (a trailing [\\s]+$ took seconds)", () => {
+    const run = 200_000
+    expect(exactMatch(`a${" ".repeat(run)}b`, "a b")).toBe(true)
+    expect(exactMatch(`a${"\u0085".repeat(run)}b `, "a\u3000b")).toBe(true)
+    expect(exactMatch(`a${".".repeat(run)}b`, "a.b")).toBe(false)
+    expect(exactMatch(`${"0".repeat(run)}1.${"0".repeat(run)}`, "1")).toBe(true)
+    expect(exactMatch(`1${"0".repeat(run)}1`, `1${"0".repeat(run)}10`)).toBe(false)
+    expect(exactMatch(`[1${"0".repeat(run)}1]`, `[1${"0".repeat(run)}1.0]`)).toBe(true)
+  })
+
   it("falls back to text when either side is not JSON, and a JSON string counts as its text", () => {
     expect(exactMatch("4.", "4")).toBe(true)
     expect(exactMatch(" 4e0 ", "4")).toBe(true)
@@ -326,6 +336,13 @@ describe("parseJudgeReply", () => {
     expect(replied(`Both name the same city.\n\n\`\`\`json\n${verdict}\n\`\`\`\n`)).toEqual(expected)
     expect(replied(`Step 1: compare.\nStep 2: decide.\n  \`\`\`\n${verdict}\n\`\`\``)).toEqual(expected)
     expect(replied(`<think>\nhm\n</think>\nHere is my verdict:\n\`\`\`json\n${verdict}\n\`\`\``)).toEqual(expected)
+  })
+
+  it("takes linear time over long runs of spaces inside a fence (a lazy body before \\s* took minutes)", () => {
+    const spaces = " ".repeat(200_000)
+    expect(replied("```json\n{" + spaces + `"verdict": "correct"}` + spaces + "```")).toEqual({ verdict: "correct", reason: "" })
+    expect(replied("Prose\n```json\n{" + spaces + `"verdict": "correct"}` + spaces + "\n```")).toEqual({ verdict: "correct", reason: "" })
+    expect(refused("Prose\n" + spaces + "```\n" + spaces + "x```")).toBe("The judge's reply is not JSON")
   })
 
   it("refuses other shapes around the verdict as before", () => {

@@ -13,13 +13,28 @@ export interface JudgeReply {
 }
 
 /** Unicode's White_Space property, exactly: JavaScript's `\s` also takes U+FEFF and leaves out U+0085. */
-const space = "\\t-\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
-const spaces = new RegExp(`[${space}]+`, "gu")
-const edgeSpace = new RegExp(`^[${space}]+|[${space}]+$`, "gu")
-const trailingNoise = new RegExp(`[${space}.,!?;:…]+$`, "u")
+const spaces = /[\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/gu
+const isSpace = (unit: number): boolean =>
+  (unit >= 0x09 && unit <= 0x0d) || unit === 0x20 || unit === 0x85 || unit === 0xa0 || unit === 0x1680 ||
+  (unit >= 0x2000 && unit <= 0x200a) || unit === 0x2028 || unit === 0x2029 || unit === 0x202f || unit === 0x205f || unit === 0x3000
+
+/** Trailing noise once white space is collapsed: a single space or `. , ! ? ; : …` (all single UTF-16 units). */
+const isNoise = (unit: number): boolean => unit === 0x20 || ".,!?;:\u2026".includes(String.fromCharCode(unit))
+
+/**
+ * `text` without the units `drop` holds at its start (when `start`) and its end. A loop, not a
+ * regular expression: `[\s]+$` backtracks quadratically over a long run inside the text.
+ */
+const trimBy = (text: string, drop: (unit: number) => boolean, start: boolean): string => {
+  let from = 0
+  let to = text.length
+  while (start && from < to && drop(text.charCodeAt(from))) from++
+  while (to > from && drop(text.charCodeAt(to - 1))) to--
+  return text.slice(from, to)
+}
 
 /** `text` without White_Space at either end. */
-const trimSpace = (text: string): string => text.replace(edgeSpace, "")
+const trimSpace = (text: string): string => trimBy(text, isSpace, true)
 
 const smallCherokee = /[\u13f8-\u13fd\uab70-\uabbf]/gu
 
@@ -45,9 +60,7 @@ export const caseFold = (text: string): string =>
  * inside the text is kept: it may be the answer.
  */
 export const normaliseAnswer = (text: string): string =>
-  trimSpace(caseFold(text.normalize("NFKC")).normalize("NFKC")
-    .replace(spaces, " ")
-    .replace(trailingNoise, ""))
+  trimSpace(trimBy(caseFold(text.normalize("NFKC")).normalize("NFKC").replace(spaces, " "), isNoise, false))
 
 /** JSON text starts like this; anything else is plain text, and not handed to a parser that would throw. */
 const jsonStart = /^[[{"\-0-9]|^(true|false|null)$/
@@ -76,7 +89,10 @@ const canonicalDecimal = (text: string): string | undefined => {
   const [, sign, whole = "", fraction = "", exponent = "0"] = match
   if (whole === "" && fraction === "") return undefined
   const digits = (whole + fraction).replace(/^0+/, "")
-  const significant = digits.replace(/0+$/, "")
+  // a loop: `/0+$/` backtracks quadratically over a long run of zeros before another digit
+  let end = digits.length
+  while (end > 0 && digits.charCodeAt(end - 1) === 0x30) end--
+  const significant = digits.slice(0, end)
   if (significant === "") return "0"
   const power = BigInt(exponent) - BigInt(fraction.length) + BigInt(digits.length - significant.length)
   return `${sign === "-" ? "-" : ""}${significant}e${power}`
@@ -182,9 +198,22 @@ export const judgeRequest = (input: { readonly question: string; readonly refere
   response_format: { type: "json_schema", json_schema: { name: "verdict", strict: true, schema: verdictSchema } }
 })
 
-const fenced = /^```[a-z]*[^\S\n]*\n?([\s\S]*?)\n?\s*```$/i
-/** Prose, then a fence that opens a line and closes the reply: the lazy prefix makes it the first such fence. */
-const proseThenFenced = /^[\s\S]*?\n[^\S\n]*```[a-z]*[^\S\n]*\n([\s\S]*?)\n?\s*```$/i
+const fenceOpening = /^```[a-z]*[^\S\n]*/i
+const lineFenceOpening = /\n[^\S\n]*```[a-z]*[^\S\n]*\n/i
+
+/**
+ * The text inside the fenced block that ends `text`, opened either where `text` starts or, after
+ * prose, by the first fence that opens a line. Plain index arithmetic around two linear patterns:
+ * a lazy body followed by `\s*` backtracks quadratically over a long run of spaces.
+ */
+const fencedBody = (text: string): string | undefined => {
+  if (!text.endsWith("```")) return undefined
+  const closing = text.length - 3
+  const opening = fenceOpening.exec(text)
+  if (opening !== null) return opening[0].length <= closing ? text.slice(opening[0].length, closing) : undefined
+  const line = lineFenceOpening.exec(text)
+  return line !== null && line.index + line[0].length <= closing ? text.slice(line.index + line[0].length, closing) : undefined
+}
 const leadingThink = /^<think>[\s\S]*?<\/think>/i
 
 /**
@@ -198,7 +227,7 @@ const leadingThink = /^<think>[\s\S]*?<\/think>/i
 export const parseJudgeReply = (text: string): Result.Result<JudgeReply, string> => {
   const trimmed = text.trim().replace(leadingThink, "").trim()
   // a bare object ends in `}`, never in a fence, so it cannot pass for prose before one
-  const body = fenced.exec(trimmed)?.[1] ?? proseThenFenced.exec(trimmed)?.[1] ?? trimmed
+  const body = fencedBody(trimmed) ?? trimmed
   const parsed = parseJson(body.trim())
   if (Result.isFailure(parsed)) return Result.fail("The judge's reply is not JSON")
   const reply = parsed.success
