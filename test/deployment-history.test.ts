@@ -209,3 +209,38 @@ describe("the fine-tune gate", () => {
     expect(stored!.n).toBe(2)
   })
 })
+
+describe("the gate policy", () => {
+  it("shows the defaults until set; a PATCH changes the fields it gives, in range only", async () => {
+    const modelId = await createModel({ name: "policy" })
+    const defaults = { alpha: 0.05, margin: 0.02, min_rows: 20 }
+    expect((await call("GET", `/api/models/${modelId}`)).body.model.gate_policy).toEqual(defaults)
+    expect((await call("GET", `/api/models/${modelId}`, undefined, readToken)).body.model.gate_policy).toEqual(defaults)
+
+    const patched = await call("PATCH", `/api/models/${modelId}`, { gate_policy: { margin: 0.05 } })
+    expect(patched.status).toBe(200)
+    expect(patched.body.model.gate_policy).toEqual({ ...defaults, margin: 0.05 })
+    const more = await call("PATCH", `/api/models/${modelId}`, { gate_policy: { alpha: 0.01, min_rows: 50 }, description: "gated" })
+    expect(more.body.model).toMatchObject({ description: "gated", gate_policy: { alpha: 0.01, margin: 0.05, min_rows: 50 } })
+
+    const refused: Array<[Record<string, unknown>, string]> = [
+      [{ alpha: 0 }, "alpha"],
+      [{ alpha: 1 }, "alpha"],
+      [{ margin: -0.01 }, "margin"],
+      [{ margin: 1 }, "margin"],
+      [{ min_rows: 0 }, "min_rows"],
+      [{ min_rows: 2.5 }, "min_rows"]
+    ]
+    for (const [gate_policy, field] of refused) {
+      const reply = await call("PATCH", `/api/models/${modelId}`, { gate_policy })
+      expect(reply.status, JSON.stringify(gate_policy)).toBe(400)
+      expect(reply.body.error.code).toBe("validation_failed")
+      expect(JSON.stringify(reply.body.error), JSON.stringify(gate_policy)).toContain(field)
+    }
+    expect((await call("PATCH", `/api/models/${modelId}`, { gate_policy: { alpha: "high" } })).status).toBe(400)
+    const [row] = await query<{ gate_policy: unknown }>(podium.databaseUrl, (sql) =>
+      sql`SELECT gate_policy FROM models WHERE id = ${modelId}`)
+    expect(row!.gate_policy).toEqual({ alpha: 0.01, margin: 0.05, min_rows: 50 })
+    expect((await call("GET", `/api/models/${modelId}`)).body.model.gate_policy).toEqual({ alpha: 0.01, margin: 0.05, min_rows: 50 })
+  })
+})

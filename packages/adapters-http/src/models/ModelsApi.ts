@@ -12,6 +12,8 @@ import {
   FineTuneStatus,
   FineTuneTrigger,
   Gate,
+  GatePolicy,
+  GatePolicyPatch,
   ModelId,
   RemoteJobRef,
   ScheduleType,
@@ -149,7 +151,14 @@ export const CreateModelRequest = Schema.Struct({
 
 /** Open: every field optional; properties it does not name are kept on the model and returned. */
 export const UpdateModelRequest = Schema.StructWithRest(
-  Schema.Struct({ name: Schema.optionalKey(Label(200)), ...ModelFields }),
+  Schema.Struct({
+    name: Schema.optionalKey(Label(200)),
+    ...ModelFields,
+    gate_policy: Schema.optionalKey(GatePolicyPatch.annotate({
+      description: "Changes the fields given of the gate policy in effect: alpha in (0, 1), margin in [0, 1), " +
+        "min_rows ≥ 1 (whole); out of range is a 400"
+    }))
+  }),
   [OpenRecord]
 )
 
@@ -188,6 +197,11 @@ export const ModelView = Schema.StructWithRest(Schema.Struct({
   auto_update_model: Schema.Boolean,
   continuous_self_learning: Schema.Boolean,
   hypertuning_parameters: Schema.Boolean,
+  gate_policy: GatePolicy.annotate({
+    identifier: "GatePolicy",
+    description: "When `auto_update_model`'s gate deploys a new version: the policy in effect (the defaults, " +
+      "alpha 0.05, margin 0.02, min_rows 20, unless set)"
+  }),
   leaderboard_ids: Schema.Array(Schema.String),
   fine_tune_schedule: Schedule,
   next_fine_tune_at: Schema.NullOr(IsoTimestamp).annotate({ description: "When the schedule fine-tunes it next" }),

@@ -7,6 +7,7 @@ import {
   type FineTuneRun,
   type Model,
   type ModelVersion,
+  gatePolicyOf,
   Models,
   unalias,
   type UpdateModelInput
@@ -43,6 +44,7 @@ const modelView = (m: Model): typeof ModelView.Type => ({
   auto_update_model: m.auto_update_model,
   continuous_self_learning: m.continuous_self_learning,
   hypertuning_parameters: m.hypertuning_parameters,
+  gate_policy: gatePolicyOf(m),
   leaderboard_ids: m.leaderboard_ids,
   fine_tune_schedule: m.fine_tune_schedule,
   next_fine_tune_at: isoOrNull(m.next_fine_tune_at),

@@ -30,7 +30,7 @@ const layer = Layer.effect(
       m.continuous_self_learning, m.hypertuning_parameters,
       ARRAY(SELECT a.leaderboard_id::text FROM model_leaderboards a WHERE a.model_id = m.id ORDER BY a.position)
         AS leaderboard_ids,
-      m.fine_tune_schedule, m.next_fine_tune_at,
+      m.fine_tune_schedule, m.next_fine_tune_at, m.gate_policy,
       EXISTS (SELECT 1 FROM fine_tune_runs r WHERE r.model_id = m.id AND r.status = 'succeeded') AS fine_tuned,
       m.extra, m.created_at, m.updated_at`
 
@@ -81,13 +81,14 @@ const layer = Layer.effect(
           yield* sql`
             INSERT INTO models (id, workspace_id, name, model_name, description, creation_mode,
               selected_base_model_version_id, selected_base_model_resolution_id, auto_update_model,
-              continuous_self_learning, hypertuning_parameters, fine_tune_schedule, next_fine_tune_at, extra, created_at,
-              updated_at)
+              continuous_self_learning, hypertuning_parameters, fine_tune_schedule, next_fine_tune_at, gate_policy, extra,
+              created_at, updated_at)
             VALUES (${model.id}, ${model.workspace_id}, ${model.name}, ${model.model_name}, ${model.description},
               ${model.creation_mode}, ${model.selected_base_model_version_id}, ${model.selected_base_model_resolution_id},
               ${model.auto_update_model}, ${model.continuous_self_learning}, ${model.hypertuning_parameters},
               ${model.fine_tune_schedule === null ? null : pg.json(model.fine_tune_schedule)},
-              ${toDateOrNull(model.next_fine_tune_at)}, ${pg.json(storableJson(model.extra))}, ${toDate(model.created_at)},
+              ${toDateOrNull(model.next_fine_tune_at)}, ${model.gate_policy === null ? null : pg.json(model.gate_policy)},
+              ${pg.json(storableJson(model.extra))}, ${toDate(model.created_at)},
               ${toDate(model.updated_at)})`
           yield* assign(model.id, model.leaderboard_ids, live)
         })).pipe(Effect.catchTag("SqlError", Effect.die)),
@@ -112,6 +113,7 @@ const layer = Layer.effect(
                 WHEN next_fine_tune_at IS NOT NULL AND fine_tune_schedule IS NOT DISTINCT FROM
                   ${next.fine_tune_schedule === null ? null : pg.json(next.fine_tune_schedule)}::jsonb
                 THEN next_fine_tune_at ELSE ${toDateOrNull(next.next_fine_tune_at)}::timestamptz END,
+              gate_policy = ${next.gate_policy === null ? null : pg.json(next.gate_policy)},
               extra = ${pg.json(storableJson(next.extra))}, updated_at = ${toDate(next.updated_at)}
             WHERE id = ${next.id} AND deleted_at IS NULL RETURNING id`
           if (updated.length === 0) return false

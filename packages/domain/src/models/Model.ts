@@ -1,6 +1,7 @@
 import { DateTime, Result, Schema } from "effect"
 import { LeaderboardId } from "../leaderboards/index.ts"
 import { InvalidInput, ModelId, WorkspaceId } from "../shared/index.ts"
+import { defaultGatePolicy, GatePolicy, type GatePolicyPatch } from "./GatePolicy.ts"
 
 /** `LAST_N`: the newest rows; `WEIGHTED_SHUFFLE`: a seeded sample weighted toward newer rows. */
 export const SelectionAlgorithm = Schema.Literals(["LAST_N", "WEIGHTED_SHUFFLE"])
@@ -51,6 +52,8 @@ export class Model extends Schema.Class<Model>("Model")({
   leaderboard_ids: Schema.Array(LeaderboardId),
   fine_tune_schedule: Schema.NullOr(FineTuneSchedule),
   next_fine_tune_at: Schema.NullOr(Schema.DateTimeUtc),
+  /** `auto_update_model`'s gate policy as set; null: the defaults (`gatePolicyOf` gives the one in effect). */
+  gate_policy: Schema.NullOr(GatePolicy),
   /** Whether a fine-tune of it has ever succeeded: continuous learning needs one. */
   fine_tuned: Schema.Boolean,
   /** Properties clients sent that the service does not know; kept and returned (open object). */
@@ -78,6 +81,7 @@ export const newModel = (
     leaderboard_ids: [],
     fine_tune_schedule: null,
     next_fine_tune_at: null,
+    gate_policy: null,
     extra: {},
     ...fields,
     fine_tuned: false,
@@ -130,8 +134,17 @@ export interface CreateModelInput {
   readonly extra?: Readonly<Record<string, unknown>> | undefined
 }
 
-/** PATCH: every field optional; `leaderboard_ids` replaces the assignment. */
-export type UpdateModelInput = Partial<Omit<CreateModelInput, "name">> & { readonly name?: string | undefined }
+/**
+ * PATCH: every field optional; `leaderboard_ids` replaces the assignment; `gate_policy` changes the
+ * fields it gives of the policy in effect.
+ */
+export type UpdateModelInput = Partial<Omit<CreateModelInput, "name">> & {
+  readonly name?: string | undefined
+  readonly gate_policy?: GatePolicyPatch | undefined
+}
+
+/** The gate policy in effect for the model: the one set, or the defaults. */
+export const gatePolicyOf = (model: Pick<Model, "gate_policy">): GatePolicy => model.gate_policy ?? defaultGatePolicy
 
 const aliases = {
   modelName: "model_name",

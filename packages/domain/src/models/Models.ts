@@ -13,7 +13,18 @@ import { assignable, type DatasetFacts } from "./Assignment.ts"
 import type { BaseModel } from "./BaseModel.ts"
 import { BaseModels } from "./BaseModels.ts"
 import { isActive } from "./FineTuneRun.ts"
-import { type CreateModelInput, creationModes, mergeExtra, Model, ModelId, newModel, nextFineTune, type UpdateModelInput } from "./Model.ts"
+import { applyGatePolicyPatch } from "./GatePolicy.ts"
+import {
+  type CreateModelInput,
+  creationModes,
+  gatePolicyOf,
+  mergeExtra,
+  Model,
+  ModelId,
+  newModel,
+  nextFineTune,
+  type UpdateModelInput
+} from "./Model.ts"
 import { type AssignmentRejected, NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { FineTuneRepository } from "./FineTuneRepository.ts"
 import { ModelRepository } from "./ModelRepository.ts"
@@ -173,6 +184,9 @@ export class Models extends Context.Service<Models, {
         }
         const leaderboardIds = input.leaderboard_ids === undefined ? model.leaderboard_ids : unique(input.leaderboard_ids)
         yield* checkAssignable(principal, model.workspace_id, leaderboardIds.filter((l) => !model.leaderboard_ids.includes(l)))
+        const gatePolicy = input.gate_policy === undefined
+          ? model.gate_policy
+          : yield* Effect.fromResult(applyGatePolicyPatch(gatePolicyOf(model), input.gate_policy, ["gate_policy"]))
         const now = yield* DateTime.now
         const schedule = input.fine_tune_schedule === undefined ? model.fine_tune_schedule : input.fine_tune_schedule
         const scheduleChanged = JSON.stringify(schedule) !== JSON.stringify(model.fine_tune_schedule)
@@ -199,6 +213,7 @@ export class Models extends Context.Service<Models, {
             : scheduleChanged || model.next_fine_tune_at === null
             ? nextFineTune(schedule.run.type, now)
             : model.next_fine_tune_at,
+          gate_policy: gatePolicy,
           extra: mergeExtra(model.extra, input.extra),
           updated_at: now
         })
