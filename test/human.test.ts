@@ -306,7 +306,7 @@ describe("human evaluation", () => {
     expect(second).toMatchObject({ case_id: referenced.caseId, reference: "the right answer", accepted_answers: [] })
   })
 
-  it("the common rows' winner is what ranking_winner serves, as soon as reviews change", async () => {
+  it("the ranking's winner is what ranking_winner serves; withdrawing its review does not take it back", async () => {
     const { id } = await leaderboard(["w-1", "w-2"])
     const serving = client(podium, await apiToken(owner.api, ["leaderboards:inference"], { name: "serving" }))
     const servedBy = async () => {
@@ -328,8 +328,71 @@ describe("human evaluation", () => {
     await choose(owner.api, id, loserId, "ranking_winner")
     expect(await servedBy()).toBe(winnerId)
 
+    // withdrawn: no candidate has a score, which is no reason to switch; the ranking's winner stays
     await review(id, caseId, { revision: confirmed.revision, confirm: false, review: noReview })
-    expect(await servedBy()).toBe(loserId) // no confirmed case: no winner, the chosen candidate serves
+    expect(await servedBy()).toBe(winnerId)
+  })
+
+  it("a few verdicts for another candidate do not switch serving below min_rows; the summary shows them tied", async () => {
+    const { id } = await leaderboard(["p-1", "p-2"])
+    const history = async () =>
+      (await owner.api((c) => c.leaderboards.servingHistory({ params: { leaderboard_id: id }, query: {} }))).data
+    /** Confirms a case: first blind with both answers wrong (which reveals the models), then `right` gets it right. */
+    const confirmCase = async (right: (candidateId: string) => boolean) => {
+      const caseId = (await newCase(id)).body.id
+      const answered = await generated(id, caseId)
+      const revealed = await review(id, caseId, {
+        revision: answered.revision,
+        confirm: true,
+        review: { verdicts: verdictsOn(answered.responses, "incorrect"), reference: "", notes: "" }
+      })
+      const verdicts = Object.fromEntries(
+        revealed.responses.map((r) => [r.id, right(r.model!.leaderboard_model_id) ? "correct" : "incorrect"] as const)
+      )
+      return review(id, caseId, { revision: revealed.revision, confirm: true, review: { verdicts, reference: "", notes: "" } })
+    }
+
+    // the first confirmed case names the first to serve (nothing served before)
+    await confirmCase(() => false)
+    const [first] = await history()
+    expect(first).toMatchObject({ kind: "human", from_candidate_id: null, actor: { type: "user" } })
+    const serving = first!.to_candidate_id!
+    // then serving is right on one case and the other on three: 1 win against 3, 5 common cases of the 30 needed
+    await confirmCase((c) => c === serving)
+    for (let n = 0; n < 3; n++) await confirmCase((c) => c !== serving)
+
+    const s = await summary(id)
+    const other = s.cohort.map((c) => c.leaderboard_model_id).find((c) => c !== serving)!
+    expect(s.ranking.comparable).toBe(5)
+    expect(s.ranking.common_rows.map((r) => [r.leaderboard_model_id, r.correct, r.total])).toEqual([[other, 3, 5], [serving, 1, 5]])
+    // still served, and only the first decision is in the history (a keep is not recorded)
+    expect((await history()).map((e) => [e.kind, e.to_candidate_id])).toEqual([["human", serving]])
+    expect(s.serving_decision).toMatchObject({
+      action: "keep",
+      from_candidate_id: serving,
+      to_candidate_id: serving,
+      shared_rows: 5,
+      p_value: 0.625 // scipy.stats.binomtest(1, 4, 0.5).pvalue, one pair so Holm leaves it
+    })
+    expect(s.serving_decision.reason).toContain("5 shared rows, 30 needed")
+    expect(s.ranking.paired.alpha).toBe(0.05)
+    expect(s.ranking.paired.candidates).toEqual(s.cohort.map(({ leaderboard_model_id }) => ({
+      leaderboard_model_id,
+      statistically_tied_with: [leaderboard_model_id === serving ? other : serving],
+      rank_band: { best: 1, worst: 2 }
+    })))
+    const [pair] = s.ranking.paired.pairwise
+    const servingIsA = pair!.a === serving
+    expect(pair).toMatchObject({
+      a: servingIsA ? serving : other,
+      b: servingIsA ? other : serving,
+      wins: servingIsA ? 1 : 3,
+      losses: servingIsA ? 3 : 1,
+      ties: 1,
+      p_value: 0.625,
+      p_adjusted: 0.625
+    })
+    expect(pair!.difference!.estimate).toBeCloseTo(servingIsA ? -0.4 : 0.4, 12)
   })
 
   it("nine candidates are too many; the case detail shows the newest 100 review saves", async () => {

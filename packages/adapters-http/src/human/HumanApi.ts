@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Platform, CandidateId, LeaderboardId } from "@podium/domain/leaderboards"
+import { Platform, CandidateId, LeaderboardId, ServingDecision } from "@podium/domain/leaderboards"
 import {
   CaseId,
   DocumentId,
@@ -147,6 +147,41 @@ const RankingRowView = Schema.Struct({
   technical_errors: Schema.Int
 })
 
+const PairedDifferenceView = Schema.Struct({
+  estimate: Schema.Number,
+  low: Schema.Number.annotate({ description: "Newcombe's 95% interval (method 10), low end" }),
+  high: Schema.Number.annotate({ description: "Newcombe's 95% interval (method 10), high end" })
+})
+
+const PairedView = Schema.Struct({
+  alpha: Schema.Number.annotate({ description: "The leaderboard's serving policy alpha, at which pairs are told apart" }),
+  candidates: Schema.Array(Schema.Struct({
+    leaderboard_model_id: Schema.String,
+    statistically_tied_with: Schema.Array(Schema.String).annotate({
+      description: "The other candidates whose pair with this one has p_adjusted >= alpha, in cohort order"
+    }),
+    rank_band: Schema.Struct({
+      best: Schema.Int.annotate({ description: "1 + the number of candidates significantly better" }),
+      worst: Schema.Int.annotate({ description: "The number of candidates − the number significantly worse" })
+    })
+  })).annotate({ description: "One per candidate of the cohort, in cohort order" }),
+  pairwise: Schema.Array(Schema.Struct({
+    a: Schema.String,
+    b: Schema.String,
+    wins: Schema.Int.annotate({ description: "Common cases a got right and b wrong" }),
+    losses: Schema.Int.annotate({ description: "Common cases a got wrong and b right" }),
+    ties: Schema.Int.annotate({ description: "Common cases both got right or both got wrong" }),
+    p_value: Schema.Number.annotate({ description: "Exact McNemar test of wins against losses (two-sided binomial, p = 1/2)" }),
+    p_adjusted: Schema.Number.annotate({ description: "Holm-adjusted over every pair" }),
+    difference: Schema.NullOr(PairedDifferenceView).annotate({
+      description: "a's score minus b's over the common cases; null when there are none"
+    })
+  })).annotate({ description: "Every unordered pair of the cohort once, a before b in cohort order" })
+}).annotate({
+  description: "The candidates compared pair by pair over the common rows' cases (confirmed cases in which every " +
+    "candidate has one correct/incorrect verdict), matched by case"
+})
+
 export const SummaryView = Schema.Struct({
   default_prompt: Schema.String,
   cohort: Schema.Array(ModelView).annotate({ description: "The candidates of the current configuration" }),
@@ -155,7 +190,16 @@ export const SummaryView = Schema.Struct({
     rows: Schema.Array(RankingRowView),
     common_rows: Schema.Array(RankingRowView),
     confirmed: Schema.Int,
-    comparable: Schema.Int
+    comparable: Schema.Int,
+    paired: PairedView
+  }),
+  serving_decision: ServingDecision.annotate({
+    identifier: "HumanServingDecision",
+    description: "What the leaderboard's serving policy decides now on the common rows, with the ranking's winner " +
+      "(`ranking_winner`) as the serving candidate: `first` when none serves yet (the best score, the cheapest among " +
+      "those statistically tied with it), `switch` only on at least `min_rows` common cases and the policy's evidence, " +
+      "else `keep`; `none` when no candidate has a score. Confirming a review applies the same rule, so the ranking's " +
+      "winner changes only on `first` or `switch`."
   }),
   total: Schema.Int,
   pending: Schema.Int,
