@@ -230,6 +230,7 @@ export class RunSteps extends Context.Service<RunSteps, {
             const ask = judgeRequest({ question: row.input, reference: row.reference, answer: output })
             const judged = yield* complete(calls.target(judge.value), {
               messages: ask.messages,
+              temperature: ask.temperature,
               response_format: ask.response_format
             })
             yield* trace(row, null, ask.messages, judged)
