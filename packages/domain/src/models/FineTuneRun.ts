@@ -4,6 +4,7 @@ import { FineTuneRunId, ModelId, ModelVersionId, WorkspaceId } from "../shared/i
 import { DatasetSize, SelectionAlgorithm } from "./Model.ts"
 import { Artifact } from "./ModelVersion.ts"
 import { BaseModel, Trainer } from "./BaseModel.ts"
+import { GateDifference, GatePolicy } from "./GatePolicy.ts"
 
 export const FineTuneStatus = Schema.Literals(["queued", "running", "succeeded", "failed", "cancelled"])
 export type FineTuneStatus = typeof FineTuneStatus.Type
@@ -68,15 +69,29 @@ export const FineTuneEvent = Schema.Struct({
 export type FineTuneEvent = typeof FineTuneEvent.Type
 
 /**
- * `auto_update_model`'s gate on a scheduled or continuous run: the new version is deployed only if
- * its held-out score is at least the deployed version's on the same rows.
+ * `auto_update_model`'s gate on a scheduled or continuous run (decideGate): the new version is
+ * deployed only if, on the same held-out rows, it is non-inferior to the deployed one and not
+ * significantly worse. The paired statistics and the policy are absent from gates recorded before
+ * they were (which compared the two scores only).
  */
 export const Gate = Schema.Struct({
   candidate_score: Schema.NullOr(Schema.Number),
   deployed_score: Schema.NullOr(Schema.Number),
   deployed_version_id: Schema.NullOr(Schema.String),
   decision: Schema.Literals(["deploy", "keep"]),
-  reason: Schema.String
+  reason: Schema.String,
+  /** Held-out rows both versions have a verdict on. */
+  shared_rows: Schema.optionalKey(Schema.Int),
+  /** Shared rows the new version gets right and the deployed one wrong. */
+  wins: Schema.optionalKey(Schema.Int),
+  /** Shared rows the new version gets wrong and the deployed one right. */
+  losses: Schema.optionalKey(Schema.Int),
+  /** Two-sided exact McNemar p of wins against losses; null when nothing was deployed. */
+  p_value: Schema.optionalKey(Schema.NullOr(Schema.Number)),
+  /** New minus deployed on the shared rows, with its 95% interval (Newcombe); null when none. */
+  difference: Schema.optionalKey(Schema.NullOr(GateDifference)),
+  /** The model's gate policy the decision was taken under. */
+  policy: Schema.optionalKey(GatePolicy)
 })
 export type Gate = typeof Gate.Type
 
@@ -105,24 +120,3 @@ export class FineTuneRun extends Schema.Class<FineTuneRun>("FineTuneRun")({
 
 /** Events kept per run (the newest). */
 export const maxEvents = 200
-
-/**
- * `auto_update_model`'s decision: deploy the new version when nothing is deployed, or when its
- * held-out score is at least the deployed version's on the same rows; keep the deployed one when
- * it scores lower, or when either score could not be measured.
- */
-export const gateOf = (
-  candidate: number | null,
-  deployed: { readonly version_id: string; readonly score: number | null } | null
-): Gate => {
-  if (deployed === null) {
-    return { candidate_score: candidate, deployed_score: null, deployed_version_id: null, decision: "deploy", reason: "no version was deployed" }
-  }
-  const base = { candidate_score: candidate, deployed_score: deployed.score, deployed_version_id: deployed.version_id }
-  if (candidate === null || deployed.score === null) {
-    return { ...base, decision: "keep", reason: "the held-out score could not be measured for both versions" }
-  }
-  return candidate >= deployed.score
-    ? { ...base, decision: "deploy", reason: "the new version scores at least as well as the deployed one" }
-    : { ...base, decision: "keep", reason: "the new version scores lower than the deployed one" }
-}

@@ -9,11 +9,16 @@ import { FineTuningApi } from "./FineTuningApi.ts"
 import type { TrainingExample } from "./FineTuneRepository.ts"
 import { type Artifact, withDemonstrations } from "./ModelVersion.ts"
 
-/** What a version answered on the held-out rows. */
+/**
+ * What a version answered on the held-out rows: each row's verdict by its example's index (true
+ * right, false wrong, null when the judge could not judge it), and `correct` of `rows` (a null
+ * verdict is not correct).
+ */
 export interface Score {
   readonly rows: number
   readonly correct: number
   readonly score: number | null
+  readonly verdicts: ReadonlyMap<number, boolean | null>
 }
 
 /** A step's calls: its run, and the leaderboards it has looked up (their scoring rules). */
@@ -50,7 +55,12 @@ export const makeScoring = Effect.gen(function*() {
     leaderboards: new Map()
   })
 
-  const complete = (calls: Calls, target: ChatTarget, asked: Asked, extra?: { readonly response_format?: unknown }) =>
+  const complete = (
+    calls: Calls,
+    target: ChatTarget,
+    asked: Asked,
+    extra?: { readonly temperature?: number; readonly response_format?: unknown }
+  ) =>
     candidateCalls.target(target)({ messages: asked.messages, ...extra }).pipe(
       Effect.retry({
         schedule: Schedule.exponential(Duration.millis(250)).pipe(Schedule.jittered),
@@ -77,16 +87,20 @@ export const makeScoring = Effect.gen(function*() {
       ? Effect.succeed(calls.leaderboards.get(id)!)
       : Effect.tap(leaderboards.find(id), (found) => Effect.sync(() => calls.leaderboards.set(id, found)))
 
+  /** The answer's verdict: exact, or the judge's (null when the judge failed or its reply could not be read). */
   const correct = Effect.fnUntraced(function*(calls: Calls, example: TrainingExample, output: string) {
     const leaderboard = yield* leaderboardOf(calls, example.leaderboard_id)
     const judge = Option.flatMap(leaderboard, (l) => l.challenge.eval_type === "judge" ? judgeModelOf(l.challenge) : Option.none())
     if (Option.isNone(judge)) return exactMatch(output, example.reference)
     const ask = judgeRequest({ question: example.input, reference: example.reference, answer: output })
     const target = yield* targets.judge(judge.value.provider, judge.value.model, calls.workspace_id)
-    const judged = yield* complete(calls, target, { ...example, messages: ask.messages }, { response_format: ask.response_format })
-    if (Result.isFailure(judged)) return false
+    const judged = yield* complete(calls, target, { ...example, messages: ask.messages }, {
+      temperature: ask.temperature,
+      response_format: ask.response_format
+    })
+    if (Result.isFailure(judged)) return null
     const verdict = parseJudgeReply(judged.success.output ?? "")
-    return Result.isSuccess(verdict) && verdict.success.verdict === "correct"
+    return Result.isSuccess(verdict) ? verdict.success.verdict === "correct" : null
   })
 
   const askerOf = Effect.fnUntraced(function*(calls: Calls, who: { readonly base: BaseModel } | { readonly artifact: Artifact }) {
@@ -105,12 +119,18 @@ export const makeScoring = Effect.gen(function*() {
       : reply(yield* targets.judge("router", artifact.base_model, calls.workspace_id), (m) => withDemonstrations(artifact.demonstrations, m))
   })
 
+  /** Asks each example and scores the answer; a version whose call fails is wrong on that row (as a run's candidate is). */
   const scoreOn = Effect.fnUntraced(function*(calls: Calls, ask: Asker, examples: ReadonlyArray<TrainingExample>) {
     const verdicts = yield* Effect.forEach(examples, (example) =>
-      Effect.flatMap(ask(example), (answer) =>
+      Effect.flatMap(ask(example), (answer): Effect.Effect<boolean | null> =>
         Result.isFailure(answer) ? Effect.succeed(false) : correct(calls, example, answer.success)), { concurrency: 4 })
-    const hits = verdicts.filter(Boolean).length
-    return { rows: examples.length, correct: hits, score: examples.length === 0 ? null : hits / examples.length } satisfies Score
+    const hits = verdicts.filter((verdict) => verdict === true).length
+    return {
+      rows: examples.length,
+      correct: hits,
+      score: examples.length === 0 ? null : hits / examples.length,
+      verdicts: new Map(examples.map((example, i) => [example.index, verdicts[i] ?? null]))
+    } satisfies Score
   })
 
   return { callsOf, complete, askerOf, scoreOn }

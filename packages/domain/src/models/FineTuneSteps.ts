@@ -8,15 +8,16 @@ import {
   type FineTuneEvent,
   type FineTuneRun,
   type Gate,
-  gateOf,
   type TrainingDataset,
   type TrainingSource
 } from "./FineTuneRun.ts"
 import { FineTuningApi, type FineTuningFailed } from "./FineTuningApi.ts"
+import { decideGate, gateComparison, type GateEvidence, type GatePolicy } from "./GatePolicy.ts"
 import { NoTrainingData, TrainingFailed } from "./ModelErrors.ts"
 import { FineTuneRepository, type TrainingExample } from "./FineTuneRepository.ts"
 import { makeRemote } from "./FineTuneRemote.ts"
 import { type Asked, type Calls, makeScoring } from "./FineTuneScoring.ts"
+import { gatePolicyOf } from "./Model.ts"
 import { ModelRepository } from "./ModelRepository.ts"
 import { type Artifact, ModelVersion } from "./ModelVersion.ts"
 import { chatJsonl, demonstrationSets, examplesOf, holdOut, type LearnableRow, pick, selectRows } from "./TrainingData.ts"
@@ -356,6 +357,32 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         )
       })
 
+      /**
+       * The gate under the model's policy. With a version deployed, both versions answer the same
+       * held-out rows now (the deployed one was never measured on this run's rows, and the new
+       * version's per-row verdicts from `evaluate` are not kept), and the paired comparison of
+       * their verdicts decides; with none deployed, the new version is deployed.
+       */
+      const gateFor = Effect.fnUntraced(function*(run: FineTuneRun, artifact: Artifact, policy: GatePolicy) {
+        const deployed = yield* runs.activeVersion(run.model_id)
+        if (Option.isNone(deployed)) {
+          return { ...decideGate(policy, null), policy, deployed_version_id: null, candidate_score: scoreAfter(run), deployed_score: null }
+        }
+        const calls = callsOf(run)
+        const rows = yield* heldOut(run.id)
+        const [candidate, incumbent] = yield* Effect.all([
+          Effect.flatMap(askerOf(calls, { artifact }), (ask) => scoreOn(calls, ask, rows)),
+          Effect.flatMap(askerOf(calls, { artifact: deployed.value.artifact }), (ask) => scoreOn(calls, ask, rows))
+        ])
+        return {
+          ...decideGate(policy, gateComparison(candidate.verdicts, incumbent.verdicts)),
+          policy,
+          deployed_version_id: deployed.value.id,
+          candidate_score: candidate.score,
+          deployed_score: incumbent.score
+        } satisfies GateEvidence
+      })
+
       const finish = Effect.fn("FineTuneSteps.finish")(function*(runId: FineTuneRunId) {
         const run = yield* runOf(runId)
         if (run.status === "succeeded") {
@@ -372,14 +399,9 @@ export class FineTuneSteps extends Context.Service<FineTuneSteps, {
         }
         if (run.status !== "running" || run.artifact === null) return
         const model = yield* modelRepository.find(run.model_id)
-        let gate: Gate | null = null
+        let gate: GateEvidence | null = null
         if (run.trigger !== "manual" && Option.isSome(model) && model.value.auto_update_model) {
-          const deployed = yield* runs.activeVersion(run.model_id)
-          const calls = callsOf(run)
-          const deployedScore = Option.isNone(deployed)
-            ? null
-            : (yield* scoreOn(calls, yield* askerOf(calls, { artifact: deployed.value.artifact }), yield* heldOut(runId))).score
-          gate = gateOf(scoreAfter(run), Option.isNone(deployed) ? null : { version_id: deployed.value.id, score: deployedScore })
+          gate = yield* gateFor(run, run.artifact, gatePolicyOf(model.value))
         }
         const at = yield* now
         const version = new ModelVersion({

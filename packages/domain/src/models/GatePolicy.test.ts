@@ -1,7 +1,16 @@
 import { Result, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { applyGatePolicyPatch, decideGate, defaultGatePolicy, type GateComparison, GateDecision, GateEvidence, GatePolicy } from "./GatePolicy.ts"
+import {
+  applyGatePolicyPatch,
+  decideGate,
+  defaultGatePolicy,
+  type GateComparison,
+  gateComparison,
+  GateDecision,
+  GateEvidence,
+  GatePolicy
+} from "./GatePolicy.ts"
 
 // Reference statistics, as the comparison's producer would give them: p from
 // scipy.stats.binomtest(losses, wins + losses, 0.5).pvalue (two-sided exact McNemar); the interval is
@@ -164,5 +173,55 @@ describe("decideGate", () => {
       deployed_score: 0.81
     }
     expect(Schema.decodeUnknownSync(GateEvidence)(JSON.parse(JSON.stringify(evidence)))).toEqual(evidence)
+  })
+})
+
+describe("gateComparison", () => {
+  // References: p = scipy.stats.binomtest(wins, wins + losses, 0.5).pvalue (1 with no discordant
+  // row); the interval is Newcombe's method 10, computed in Python from the paper's formulas with
+  // z = scipy.stats.norm.ppf(0.975). For 20 of 20 right on both sides it is ±(1 − 20/(20 + z²)),
+  // one minus the Wilson lower bound of 20/20.
+  const verdicts = (pattern: string) => new Map([...pattern].map((c, i) => [i, c === "1" ? true : c === "0" ? false : null] as const))
+
+  it("pairs the rows both versions have a verdict on: wins, losses, McNemar's p and new minus deployed", () => {
+    expect(gateComparison(verdicts("1".repeat(20)), verdicts("1".repeat(20)))).toEqual({
+      shared_rows: 20, wins: 0, losses: 0, p_value: 1,
+      difference: { estimate: 0, low: -0.16112515805281935, high: 0.16112515805281935 }
+    })
+    const same18 = "1".repeat(18) + "00"
+    const equal = gateComparison(verdicts(same18), verdicts(same18))
+    expect(equal).toMatchObject({ shared_rows: 20, wins: 0, losses: 0, p_value: 1 })
+    expect(equal.difference!.low).toBeCloseTo(-0.15707164129616266, 12)
+    // new right on 8 of 20, deployed on 18 (the 8 among them)
+    const worse = gateComparison(verdicts("1".repeat(8) + "0".repeat(12)), verdicts(same18))
+    expect(worse).toMatchObject({ shared_rows: 20, wins: 0, losses: 10, p_value: 0.001953125 })
+    expect(worse.difference!.estimate).toBe(-0.5)
+    expect(worse.difference!.low).toBeCloseTo(-0.6880595375939762, 12)
+    expect(worse.difference!.high).toBeCloseTo(-0.22214360003955796, 12)
+  })
+
+  it("leaves out rows either version has no verdict on, or that only one was asked", () => {
+    const candidate = new Map<number, boolean | null>([[1, true], [2, null], [3, false], [4, true], [9, true]])
+    const deployed = new Map<number, boolean | null>([[1, false], [2, true], [3, null], [4, true], [5, false]])
+    expect(gateComparison(candidate, deployed)).toMatchObject({ shared_rows: 2, wins: 1, losses: 0, p_value: 1 })
+    expect(gateComparison(new Map(), deployed)).toEqual({ shared_rows: 0, wins: 0, losses: 0, p_value: 1, difference: null })
+  })
+
+  it("decides with decideGate: on 20 rows equal scores keep the deployed version under the defaults, and deploy with margin 0.2", () => {
+    const same18 = verdicts("1".repeat(18) + "00")
+    const equal = gateComparison(same18, same18)
+    // the interval's lower bound (−0.157) is far below −0.02: 20 rows cannot show non-inferiority at the default margin
+    expect(decideGate(defaultGatePolicy, equal).decision).toBe("keep")
+    expect(decideGate({ ...defaultGatePolicy, margin: 0.2 }, equal).decision).toBe("deploy")
+    const worse = decideGate({ ...defaultGatePolicy, margin: 0.2 }, gateComparison(verdicts("1".repeat(8) + "0".repeat(12)), same18))
+    expect(worse.decision).toBe("keep")
+    expect(worse.reason).toContain("significantly worse")
+  })
+
+  it("needs about 190 shared rows for identical versions to pass the default margin", () => {
+    // lower bound −(1 − n/(n + z²)) > −0.02 first at n = 189 (all right on both sides)
+    const all = (n: number) => verdicts("1".repeat(n))
+    expect(decideGate(defaultGatePolicy, gateComparison(all(188), all(188))).decision).toBe("keep")
+    expect(decideGate(defaultGatePolicy, gateComparison(all(189), all(189))).decision).toBe("deploy")
   })
 })

@@ -1,5 +1,5 @@
 import { Result, Schema } from "effect"
-import { InvalidInput } from "../shared/index.ts"
+import { InvalidInput, mcnemarExact, pairedDifference } from "../shared/index.ts"
 
 /**
  * `auto_update_model`'s gate: a new version replaces the deployed one only when, on at least
@@ -64,6 +64,37 @@ export interface GateComparison {
   readonly losses: number
   readonly p_value: number | null
   readonly difference: GateDifference | null
+}
+
+/**
+ * The paired comparison of the new version against the deployed one from their verdicts on the
+ * same held-out rows (by row key: true right, false wrong, null no verdict). Only rows where both
+ * have a verdict count; `p_value` is the exact McNemar test of wins against losses, `difference`
+ * Newcombe's interval for new minus deployed (method 10), null when no row is shared.
+ */
+export const gateComparison = <K>(
+  candidate: ReadonlyMap<K, boolean | null>,
+  deployed: ReadonlyMap<K, boolean | null>
+): GateComparison => {
+  let both_right = 0
+  let wins = 0
+  let losses = 0
+  let both_wrong = 0
+  for (const [row, mine] of candidate) {
+    const theirs = deployed.get(row)
+    if (mine === null || theirs === null || theirs === undefined) continue
+    if (mine && theirs) both_right++
+    else if (mine) wins++
+    else if (theirs) losses++
+    else both_wrong++
+  }
+  return {
+    shared_rows: both_right + wins + losses + both_wrong,
+    wins,
+    losses,
+    p_value: mcnemarExact(wins, losses),
+    difference: pairedDifference({ both_right, wins, losses, both_wrong })
+  }
 }
 
 export const GateDecision = Schema.Struct({

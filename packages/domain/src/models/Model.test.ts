@@ -1,8 +1,9 @@
-import { DateTime, Result } from "effect"
+import { DateTime, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { baseModelId, stableUuid } from "./BaseModel.ts"
 import { deployable, deploymentOf } from "./Deployment.ts"
-import { FineTuneStatus, gateOf, isActive } from "./FineTuneRun.ts"
+import { FineTuneStatus, Gate, isActive } from "./FineTuneRun.ts"
+import { decideGate, defaultGatePolicy, type GateEvidence } from "./GatePolicy.ts"
 import { nextFineTune, unalias } from "./Model.ts"
 import { withDemonstrations } from "./ModelVersion.ts"
 
@@ -34,29 +35,22 @@ describe("nextFineTune", () => {
   })
 })
 
-describe("gateOf", () => {
-  it("deploys when nothing is deployed", () => {
-    expect(gateOf(0.5, null).decision).toBe("deploy")
+describe("Gate", () => {
+  const decode = Schema.decodeUnknownSync(Gate)
+  it("decodes a gate stored before the paired statistics were recorded", () => {
+    const old = { candidate_score: 0.7, deployed_score: 0.8, deployed_version_id: "v1", decision: "keep", reason: "the new version scores lower than the deployed one" }
+    expect(decode(old)).toEqual(old)
   })
-  it("deploys a version that scores at least as well, and keeps the deployed one otherwise", () => {
-    expect(gateOf(0.8, { version_id: "v1", score: 0.8 })).toMatchObject({ decision: "deploy", candidate_score: 0.8, deployed_score: 0.8 })
-    expect(gateOf(0.7, { version_id: "v1", score: 0.8 })).toMatchObject({ decision: "keep", deployed_version_id: "v1" })
-  })
-  it("keeps the deployed version when a score is unknown", () => {
-    expect(gateOf(null, { version_id: "v1", score: 0.8 }).decision).toBe("keep")
-    expect(gateOf(0.9, { version_id: "v1", score: null }).decision).toBe("keep")
-  })
-  it("says why, with both scores and the deployed version", () => {
-    expect(gateOf(0.5, null)).toEqual({
-      candidate_score: 0.5, deployed_score: null, deployed_version_id: null, decision: "deploy", reason: "no version was deployed"
-    })
-    const deployed = { version_id: "v1", score: 0.8 }
-    expect([gateOf(0.8, deployed), gateOf(0.7, deployed), gateOf(null, deployed)].map((g) => [g.decision, g.reason])).toEqual([
-      ["deploy", "the new version scores at least as well as the deployed one"],
-      ["keep", "the new version scores lower than the deployed one"],
-      ["keep", "the held-out score could not be measured for both versions"]
-    ])
-    expect(gateOf(null, { version_id: "v1", score: null })).toMatchObject({ candidate_score: null, deployed_score: null, deployed_version_id: "v1" })
+  it("carries decideGate's evidence: the paired statistics, the policy and both scores", () => {
+    // 20 shared rows, both right on 18: difference 0 with Newcombe's interval ±0.157 (see GatePolicy.test.ts)
+    const policy = { ...defaultGatePolicy, margin: 0.2 }
+    const comparison = { shared_rows: 20, wins: 0, losses: 0, p_value: 1, difference: { estimate: 0, low: -0.15707164129616266, high: 0.15707164129616266 } }
+    const evidence: GateEvidence = {
+      ...decideGate(policy, comparison), policy, deployed_version_id: "v1", candidate_score: 0.9, deployed_score: 0.9
+    }
+    expect(evidence.decision).toBe("deploy")
+    expect(decode(JSON.parse(JSON.stringify(evidence)))).toEqual(evidence)
+    expect(Schema.is(Gate)({ ...evidence, decision: "maybe" })).toBe(false)
   })
 })
 
