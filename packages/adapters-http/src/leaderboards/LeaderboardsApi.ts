@@ -227,7 +227,9 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
     }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
       summary: "A leaderboard's serving history, newest first",
       description: "Every decision about what the leaderboard serves: `manual` (a PATCH of chosen_model_strategy " +
-        "or chosen_leaderboard_model_id), `run` (a run's decision, keep included), `human` (human ranking's) and " +
+        "or chosen_leaderboard_model_id), `run` (a run's decision, keep included), `human` (the human ranking's, " +
+        "recorded only when it changes what the ranking serves, a `first` or a `switch` of the serving policy: " +
+        "every confirmed review decides again, and a `keep` after each would flood the history) and " +
         "`rollback`, with the candidate serving before (`from_candidate_id`) and after (`to_candidate_id`), who " +
         "made it (`actor`: user, api_token or system, with `run_id` for a run's) and its `evidence`. Entries are " +
         "never changed or removed. `limit` 1–100 (default 20); `cursor` is the previous page's `next_cursor`."
