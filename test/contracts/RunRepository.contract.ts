@@ -1,10 +1,11 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { WorkspaceRepository } from "@podium/domain/access"
-import { Leaderboard, LeaderboardRepository, type LeaderboardStatus } from "@podium/domain/leaderboards"
+import { Leaderboard, LeaderboardRepository, type LeaderboardStatus, type ServingDecision } from "@podium/domain/leaderboards"
 import {
   type CandidateResult,
   type Cell,
   type CellTally,
+  type CellVerdict,
   Run,
   type RunDataset,
   RunInProgress,
@@ -449,6 +450,90 @@ export const runRepositoryContract = (
           assert.deepStrictEqual(yield* found(run.id), ended)
           assert.deepStrictEqual(yield* leaderboardOf(leaderboard), version)
           assert.isFalse(yield* runs.end(RunId.make(uuid()), succeeded, at(6)))
+        }))
+
+      it.effect("verdicts: every cell's, null for one with an error or without a verdict, and whether it was answered", () =>
+        Effect.gen(function*() {
+          const runs = yield* RunRepository
+          const [a, b] = candidates(2) as [string, string]
+          const run = aRun(yield* aBoard(), { model_ids: [a, b] })
+          yield* runs.create(run)
+          assert.deepStrictEqual(yield* runs.verdicts(run.id), [])
+          yield* runs.start(run.id, aDataset(4), rowsOf(4), at(1))
+          yield* runs.saveCell(run.id, aCell(a, 0), at(2))
+          yield* runs.saveCell(run.id, aCell(a, 1, { verdict: "incorrect" }), at(2))
+          // a failed call (incorrect with an error) and a judge's failure (answered, no verdict)
+          yield* runs.saveCell(run.id, aCell(a, 2, { output: null, verdict: "incorrect", error: "timeout" }), at(2))
+          yield* runs.saveCell(run.id, aCell(a, 3, { verdict: null, error: "judge: not JSON" }), at(2))
+          yield* runs.saveCell(run.id, aCell(b, 3, { verdict: "incorrect" }), at(2))
+          const byKey = (x: CellVerdict, y: CellVerdict) =>
+            x.candidate_id < y.candidate_id ? -1 : x.candidate_id > y.candidate_id ? 1 : x.row_index - y.row_index
+          assert.deepStrictEqual([...(yield* runs.verdicts(run.id))].sort(byKey), [
+            { row_index: 0, candidate_id: a, verdict: "correct", answered: true },
+            { row_index: 1, candidate_id: a, verdict: "incorrect", answered: true },
+            { row_index: 2, candidate_id: a, verdict: null, answered: false },
+            { row_index: 3, candidate_id: a, verdict: null, answered: true },
+            { row_index: 3, candidate_id: b, verdict: "incorrect", answered: true }
+          ])
+          assert.deepStrictEqual(yield* runs.verdicts(RunId.make(uuid())), [])
+        }))
+
+      it.effect("the end stores the pairwise comparisons and the serving decision; the ranking serves only `serving`", () =>
+        Effect.gen(function*() {
+          const runs = yield* RunRepository
+          const repository = yield* LeaderboardRepository
+          const leaderboard = yield* aBoard()
+          const servingOf = Effect.map(repository.findServing(leaderboard.id), (s) => Option.getOrThrow(s).ranking_winner)
+          const kept = aRun(leaderboard)
+          const [a, b] = kept.model_ids as [string, string]
+          const pairwise = [{
+            a,
+            b,
+            shared_rows: 3,
+            wins: 2,
+            losses: 0,
+            ties: 1,
+            p_value: 0.5,
+            p_adjusted: 0.5,
+            difference: { estimate: 2 / 3, low: 0.1, high: 0.9 }
+          }]
+          const keep: ServingDecision = {
+            action: "keep",
+            from_candidate_id: b,
+            to_candidate_id: b,
+            reason: "kept b",
+            shared_rows: 3,
+            p_value: 0.5,
+            difference: { estimate: 2 / 3, low: 0.1, high: 0.9 },
+            chosen_among_ties: false
+          }
+          yield* runs.create(kept)
+          yield* runs.start(kept.id, aDataset(3), rowsOf(3), at(1))
+          // the ranking's top (the run's winner) does not serve on its own
+          assert.isTrue(yield* runs.end(kept.id, { ...succeeded, winner: a, serving: null, pairwise, serving_decision: keep }, at(2)))
+          assert.deepStrictEqual(
+            [(yield* found(kept.id)).winner_leaderboard_model_id, (yield* found(kept.id)).pairwise, (yield* found(kept.id)).serving_decision],
+            [a, pairwise, keep]
+          )
+          assert.isNull(yield* servingOf)
+
+          const switched = aRun(leaderboard, { model_ids: [a, b] })
+          const decision: ServingDecision = { ...keep, action: "switch", to_candidate_id: a, reason: "switched to a" }
+          yield* runs.create(switched)
+          yield* runs.start(switched.id, aDataset(3), rowsOf(3), at(3))
+          assert.isTrue(yield* runs.end(switched.id, { ...succeeded, winner: a, serving: a, pairwise, serving_decision: decision }, at(4)))
+          assert.deepStrictEqual((yield* found(switched.id)).serving_decision, decision)
+          assert.strictEqual(yield* servingOf, a)
+
+          // a cancelled run serves nothing, and a run ended without a decision shows none
+          const stopped = aRun(leaderboard, { model_ids: [a, b] })
+          yield* runs.create(stopped)
+          assert.isTrue(yield* runs.end(stopped.id, { ...cancelled, serving: b, pairwise, serving_decision: decision }, at(5)))
+          assert.strictEqual(yield* servingOf, a)
+          const plain = aRun(leaderboard, { model_ids: [a, b] })
+          yield* runs.create(plain)
+          yield* runs.end(plain.id, succeeded, at(6))
+          assert.deepStrictEqual([(yield* found(plain.id)).pairwise, (yield* found(plain.id)).serving_decision], [null, null])
         }))
 
       it.effect("a failed run keeps its error; one ended before it started has no progress", () =>
