@@ -3,6 +3,7 @@ import { useState } from "preact/hooks"
 import type { ChallengeView, LeaderboardView } from "@podium/adapters-http/leaderboards/LeaderboardsApi"
 import type { Caller } from "./Client.ts"
 import { RunsSection } from "./Runs.tsx"
+import type { ServingEntry } from "./Serving.tsx"
 import { Alert, Field, formatDate, Loading, Page, Table, useAction, useLoad, useWorkspace } from "./ui.tsx"
 
 type EvalType = "exact" | "judge" | "human"
@@ -267,9 +268,22 @@ const Settings = ({ call, leaderboard, challenge, onSaved, open, onToggle }: {
   )
 }
 
+/** Why the ranking serves what it serves, by the newest entry of the serving history. */
+const servedBy: Record<ServingEntry["kind"], string> = {
+  manual: "the ranking's winner",
+  run: "a run's decision",
+  human: "the human ranking's decision",
+  rollback: "rolled back"
+}
+
 export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller; readonly leaderboardId: string }) => {
   const id = leaderboardId as LeaderboardId
   const loaded = useLoad(() => call((c) => c.leaderboards.get({ params: { leaderboard_id: id } })), [id])
+  // the newest decision about what serves says what the ranking serves now (a run may have kept, a rollback restored)
+  const decided = useLoad(
+    () => call((c) => c.leaderboards.servingHistory({ params: { leaderboard_id: id }, query: { limit: 1 } })),
+    [id, loaded.value]
+  )
   const [settingsOpen, setSettingsOpen] = useState(false)
   const remove = useAction(async (candidate: CandidateId) => {
     await call((c) => c.leaderboards.removeModel({ params: { leaderboard_id: id, leaderboard_model_id: candidate } }))
@@ -291,12 +305,13 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
   const { leaderboard, challenge, models } = value
   const manual = leaderboard.chosen_model_strategy === "manual"
   const nameOf = (candidate: string | null | undefined) => models.find((m) => m.id === candidate)?.name
-  // what inference serves: the manual choice, else the newest run's winner (human rankings are on their page)
-  const runWinner = nameOf(value.runs.find((r) => r.status === "succeeded")?.winner_leaderboard_model_id)
+  // what inference serves: the manual choice, else what the newest decision left serving
+  const latest = decided.value?.data[0]
+  const decidedName = nameOf(latest?.to_candidate_id)
   const servingLine = manual
     ? `serving ${nameOf(leaderboard.chosen_leaderboard_model_id) ?? "the chosen candidate"} (chosen)`
-    : runWinner !== undefined
-    ? `serving ${runWinner} (the newest run's winner)`
+    : latest !== undefined && decidedName !== undefined
+    ? `serving ${decidedName} (${servedBy[latest.kind]})`
     : "serving the ranking's winner"
   return (
     <Page
@@ -305,6 +320,7 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
         <span class="row">
           {challenge.eval_type === "human" ? <a class="button" href={`#/leaderboards/${id}/human`}>Human evaluation</a> : null}
           {challenge.dataset_type === "PUSH" ? <a class="button secondary" href={`#/leaderboards/${id}/dataset`}>Dataset</a> : null}
+          <a class="button secondary" href={`#/leaderboards/${id}/serving`}>Serving history</a>
           <a class="button secondary" href={`#/leaderboards/${id}/traces`}>Traces</a>
         </span>
       }

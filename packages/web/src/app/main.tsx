@@ -5,6 +5,7 @@ import { CasePage } from "./Case.tsx"
 import { HumanPage } from "./Human.tsx"
 import { LeaderboardPage, LeaderboardsPage } from "./Leaderboards.tsx"
 import { RunPage } from "./Runs.tsx"
+import { ServingPage } from "./Serving.tsx"
 import { DatasetPage } from "./Datasets.tsx"
 import { TracesPage } from "./Traces.tsx"
 import { oidcSettings } from "./Oidc.ts"
@@ -35,6 +36,7 @@ const View = ({ route, call }: { readonly route: ReadonlyArray<string>; readonly
     if (sub === "human") return <HumanPage call={call} leaderboardId={id} />
     if (sub === "dataset") return <DatasetPage call={call} leaderboardId={id} />
     if (sub === "traces") return <TracesPage call={call} leaderboardId={id} />
+    if (sub === "serving") return <ServingPage call={call} leaderboardId={id} />
     if (sub === "runs" && childId !== undefined) return <RunPage call={call} leaderboardId={id} runId={childId} />
     return <LeaderboardPage call={call} leaderboardId={id} />
   }
