@@ -293,8 +293,11 @@ describe("the web app", () => {
     expect(await progress.getAttribute("value")).toBe("20")
 
     const results = page.getByRole("table", { name: "Run results" })
-    expect(await results.getByRole("row").nth(1).innerText()).toMatch(/1 \(winner\)\s+right\s+100\.0%/)
-    expect(await results.getByRole("row").nth(2).innerText()).toMatch(/2\s+partly\s+60\.0%/)
+    // 10 rows, 4 discordant all for right: exact McNemar p = 2 × 0.5⁴ = 0.125 ≥ α 0.05, so the two are tied
+    expect(await results.getByRole("row").nth(1).innerText()).toMatch(/1 \(winner\)\s+rank band\s+1–2\s+right\s+100\.0%/)
+    expect(await results.getByRole("row").nth(2).innerText()).toMatch(/2\s+rank band\s+1–2\s+partly\s*tied\s+with right\s+60\.0%/)
+    const decision = page.getByRole("region", { name: "Serving decision" })
+    expect(await decision.innerText()).toMatch(/Decision\s+First to serve: right \(chosen among statistically tied candidates\)\s+Reason\s+first to serve: right has the best/)
     expect(await page.getByRole("img", { name: /Run scores: right: 100\.0%/ }).count()).toBe(1)
     expect(await page.getByRole("table", { name: "Answers per row" }).getByRole("row").count()).toBe(11)
     await screenshot(page, "run-results")
@@ -302,10 +305,34 @@ describe("the web app", () => {
 
     await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
     await page.getByRole("table", { name: "Runs" }).getByText("succeeded").waitFor()
-    await page.getByText("serving right (the newest run's winner)").waitFor()
+    await page.getByText("serving right (a run's decision)").waitFor()
     expect(await page.getByLabel("System prompt").inputValue()).toBe("Answer with the code only.")
+
+    // the serving history: the run's decision, which nothing served before, so there is nothing to roll back to
+    await page.getByRole("link", { name: "Serving history" }).click()
+    const history = page.getByRole("table", { name: "Serving history" })
+    await history.waitFor()
+    expect(await history.getByRole("row").nth(1).innerText()).toMatch(/Run decision\s+nothing\s*→\s*to\s+right\s+Run [0-9a-f]{8}\s+first to serve: right/)
+    await page.getByRole("button", { name: "Roll back" }).click()
+    await page.getByRole("button", { name: "Confirm rollback" }).click()
+    await page.getByRole("alert").filter({ hasText: "No earlier serving candidate to return to" }).waitFor()
+    await expectAccessible(page, "the serving history")
+    // a manual choice, then rolled back from its history: right serves again, and the rollback is the newest entry
+    await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
+    await page.getByRole("button", { name: "Serve partly" }).click()
+    await page.getByText("serving partly (chosen)").waitFor()
+    await page.getByRole("link", { name: "Serving history" }).click()
+    await page.getByRole("button", { name: "Roll back" }).click()
+    await page.getByText("Serve right again instead of partly?").waitFor()
+    await page.getByRole("button", { name: "Confirm rollback" }).click()
+    await page.getByRole("status").filter({ hasText: "Rolled back: right serves again." }).waitFor()
+    await expect.poll(() => history.getByRole("row").count()).toBe(4)
+    expect(await history.getByRole("row").nth(1).innerText()).toMatch(/Rollback\s+partly\s*→\s*to\s+right\s+User /)
+    expect(await history.getByRole("row").nth(2).innerText()).toMatch(/Manual choice\s+right\s*→\s*to\s+partly/)
+    await page.getByText("Serving now: right (chosen by hand)").waitFor()
+    await screenshot(page, "serving-history")
     await page.context().close()
-  })
+  }, 60_000) // a run, then the serving history and two rollbacks: 18 s alone, and the machine is shared
 })
 
 describe("workspace and datasets in the web app", () => {

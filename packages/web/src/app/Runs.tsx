@@ -1,5 +1,6 @@
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import type { RunId } from "@podium/domain/shared"
+import type { RunView } from "@podium/adapters-http/runs/RunView"
 import type { Caller } from "./Client.ts"
 import { Alert, formatDate, IntervalChart, Loading, Page, percent, Table, useAction, useInterval, useLoad, usd } from "./ui.tsx"
 
@@ -69,6 +70,81 @@ export const RunsSection = ({ call, leaderboardId, runs, onStarted }: {
 
 const latency = (ms: number | null) => ms === null ? "—" : `${Math.round(ms)} ms`
 
+type Run = typeof RunView.Type
+type Decision = NonNullable<Run["serving_decision"]>
+
+const pValue = (p: number) => p < 0.001 ? p.toExponential(1) : p.toPrecision(3)
+const points = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x * 100).toFixed(1)}`
+
+const decisionWords = (decision: Decision, name: (id: string | null) => string) => {
+  switch (decision.action) {
+    case "first":
+      return `First to serve: ${name(decision.to_candidate_id)}`
+    case "switch":
+      return `Switched from ${name(decision.from_candidate_id)} to ${name(decision.to_candidate_id)}`
+    case "keep":
+      return `Kept ${name(decision.to_candidate_id)}`
+    case "none":
+      return "Nothing to serve: no candidate has a score"
+  }
+}
+
+/** What the run decided about the candidate the ranking serves, with the evidence it rested on. */
+const ServingDecisionCard = ({ decision, names, leaderboardId }: {
+  readonly decision: Decision
+  readonly names: ReadonlyMap<string, string>
+  readonly leaderboardId: string
+}) => {
+  const name = (id: string | null) => id === null ? "nothing" : names.get(id) ?? "a removed candidate"
+  return (
+    <section class="card" aria-labelledby="decision-heading">
+      <h2 id="decision-heading">Serving decision</h2>
+      <dl class="facts">
+        <dt>Decision</dt>
+        <dd>
+          <strong>{decisionWords(decision, name)}</strong>
+          {decision.chosen_among_ties ? " (chosen among statistically tied candidates)" : ""}
+        </dd>
+        <dt>Reason</dt>
+        <dd class="text">{decision.reason}</dd>
+        {decision.shared_rows === 0 && decision.p_value === null ? null : (
+          <>
+            <dt>Shared rows</dt>
+            <dd>{decision.shared_rows}</dd>
+            <dt>p-value (Holm-adjusted)</dt>
+            <dd>{decision.p_value === null ? "—" : pValue(decision.p_value)}</dd>
+          </>
+        )}
+        {decision.difference === null ? null : (
+          <>
+            <dt>Difference</dt>
+            <dd>
+              {points(decision.difference.estimate)} points (95% interval {points(decision.difference.low)} to{" "}
+              {points(decision.difference.high)})
+            </dd>
+          </>
+        )}
+      </dl>
+      <a href={`#/leaderboards/${leaderboardId}/serving`}>Serving history</a>
+    </section>
+  )
+}
+
+/** The candidates after the top one that the paired comparison cannot tell from it, by the names they are tied with. */
+const tiedWithTop = (results: Run["results"]): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const top = results[0]
+  const tied = new Map<string, ReadonlyArray<string>>()
+  if (top === undefined) return tied
+  for (const r of results.slice(1)) {
+    const withTop = (r.statistically_tied_with ?? []).includes(top.leaderboard_model_id) ||
+      (top.statistically_tied_with ?? []).includes(r.leaderboard_model_id)
+    if (!withTop) continue
+    const others = new Set([top.leaderboard_model_id, ...(r.statistically_tied_with ?? [])])
+    tied.set(r.leaderboard_model_id, results.filter((o) => others.has(o.leaderboard_model_id)).map((o) => o.name))
+  }
+  return tied
+}
+
 /** One run: live progress while it runs, then the ranking with its intervals and every row's answers. */
 export const RunPage = ({ call, leaderboardId, runId }: {
   readonly call: Caller
@@ -92,6 +168,7 @@ export const RunPage = ({ call, leaderboardId, runId }: {
     return <Page title="Run"><Alert message={loaded.error} />{loaded.error === undefined ? <Loading what="the run" /> : null}</Page>
   }
   const names = new Map(run.results.map((r) => [r.leaderboard_model_id, r.name]))
+  const tied = tiedWithTop(run.results)
   return (
     <Page title={`Run · ${run.status}`} actions={<a class="button secondary" href={`#/leaderboards/${leaderboardId}`}>Leaderboard</a>}>
       <Alert message={loaded.error} />
@@ -114,24 +191,51 @@ export const RunPage = ({ call, leaderboardId, runId }: {
               </tr>
             </thead>
             <tbody>
-              {run.results.map((r) => (
-                <tr key={r.leaderboard_model_id}>
-                  <td>{r.rank}{r.leaderboard_model_id === run.winner_leaderboard_model_id ? " (winner)" : ""}</td>
-                  <td>{r.name}</td>
-                  <td>{percent(r.score)}</td>
-                  <td>{r.score_low === null ? "—" : `${percent(r.score_low)} – ${percent(r.score_high)}`}</td>
-                  <td>{r.correct} of {r.total}</td>
-                  <td>{latency(r.latency_ms_p50)} / {latency(r.latency_ms_p95)}</td>
-                  <td>{usd(r.total_cost_usd)}</td>
-                  <td>{r.errors}</td>
-                </tr>
-              ))}
+              {run.results.map((r) => {
+                const tiedWith = tied.get(r.leaderboard_model_id)
+                const band = r.rank_band
+                return (
+                  <tr key={r.leaderboard_model_id}>
+                    <td>
+                      {r.rank}{r.leaderboard_model_id === run.winner_leaderboard_model_id ? " (winner)" : ""}
+                      {band === undefined || band.best === band.worst ? null : (
+                        <span class="band" title={`Could rank anywhere from ${band.best} to ${band.worst}`}>
+                          <span class="visually-hidden">rank band </span>{band.best}–{band.worst}
+                        </span>
+                      )}
+                    </td>
+                    <td>
+                      {r.name}
+                      {tiedWith === undefined ? null : (
+                        <span class="badge" title={`Statistically tied with ${tiedWith.join(", ")}`}>
+                          tied<span class="visually-hidden"> with {tiedWith.join(", ")}</span>
+                        </span>
+                      )}
+                    </td>
+                    <td>{percent(r.score)}</td>
+                    <td>{r.score_low === null ? "—" : `${percent(r.score_low)} – ${percent(r.score_high)}`}</td>
+                    <td>{r.correct} of {r.total}{(r.excluded_rows ?? 0) > 0 ? `, ${r.excluded_rows} rows excluded` : ""}</td>
+                    <td>{latency(r.latency_ms_p50)} / {latency(r.latency_ms_p95)}</td>
+                    <td>{usd(r.total_cost_usd)}</td>
+                    <td>{r.errors}</td>
+                  </tr>
+                )
+              })}
             </tbody>
           </Table>
+          {tied.size === 0 && run.results.every((r) => r.rank_band === undefined || r.rank_band.best === r.rank_band.worst) ? null : (
+            <p class="muted">
+              Tied: no significant difference from the top candidate on the rows both answered (Holm-adjusted exact
+              McNemar test at the serving policy's α). A rank band such as 1–3 spans every rank the candidate could hold given the ties.
+            </p>
+          )}
           <IntervalChart
             label="Run scores"
             rows={run.results.map((r) => ({ name: r.name, score: r.score, low: r.score_low, high: r.score_high }))}
           />
+          {run.serving_decision === null ? null : (
+            <ServingDecisionCard decision={run.serving_decision} names={names} leaderboardId={leaderboardId} />
+          )}
         </>
       )}
       {rows.value === undefined ? null : (
