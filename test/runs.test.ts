@@ -78,7 +78,7 @@ const ended = async (id: LeaderboardId, runId: RunId) => {
 }
 
 describe("exact runs", () => {
-  it("scores every candidate on every row, ranks them, and the winner serves at once", async () => {
+  it("scores every candidate on every row, ranks them, and with nothing serving yet the winner serves first", async () => {
     const { candidates: [right, partly], id } = await leaderboardWith(["partly", "right"]).then(({ candidates, id }) => ({
       id,
       candidates: [candidates[1]!, candidates[0]!]
@@ -94,6 +94,8 @@ describe("exact runs", () => {
     expect(done.progress).toEqual({ total: 20, completed: 20, failed: 0 })
     expect(done.dataset).toMatchObject({ dataset_type: "GET", rows: 10, available_rows: 10, skipped_rows: 0, seed: null })
     expect(done.winner_leaderboard_model_id).toBe(right)
+    // 4 rows won, none lost: p = 0.125, tied at alpha 0.05; equal costs, so the better score serves
+    expect(done.serving_decision).toMatchObject({ action: "first", from_candidate_id: null, to_candidate_id: right })
     const [first, second] = done.results
     const interval = wilson(6, 10)!
     expect(first).toMatchObject({ leaderboard_model_id: right, name: "right", correct: 10, total: 10, score: 1, rank: 1, errors: 0 })
