@@ -331,6 +331,24 @@ describe("the web app", () => {
     expect(await history.getByRole("row").nth(2).innerText()).toMatch(/Manual choice\s+right\s*→\s*to\s+partly/)
     await page.getByText("Serving now: right (chosen by hand)").waitFor()
     await screenshot(page, "serving-history")
+
+    // older entries a page of 20 at a time: 18 more manual choices (through the API) make 21
+    const leaderboardId = /#\/leaderboards\/([0-9a-f-]{36})/.exec(page.url())![1]!
+    const token = await session("browser-runs")
+    const { body } = await podium.request("GET", `/api/leaderboards/${leaderboardId}`, { token })
+    const idOf = (name: string) => body.models.find((m: { name: string }) => m.name === name).id
+    for (let i = 0; i < 18; i++) {
+      const chosen = idOf(i % 2 === 0 ? "partly" : "right")
+      const json = { chosen_model_strategy: "manual", chosen_leaderboard_model_id: chosen }
+      expect((await podium.request("PATCH", `/api/leaderboards/${leaderboardId}`, { token, json })).status).toBe(200)
+    }
+    await page.getByRole("link", { name: "Leaderboard", exact: true }).click()
+    await page.getByRole("link", { name: "Serving history" }).click()
+    await expect.poll(() => history.getByRole("row").count()).toBe(21)
+    await page.getByRole("button", { name: "Older entries" }).click()
+    await expect.poll(() => history.getByRole("row").count()).toBe(22)
+    expect(await history.getByRole("row").nth(21).innerText()).toMatch(/Run decision/)
+    expect(await page.getByRole("button", { name: "Older entries" }).count()).toBe(0)
     await page.context().close()
   }, 60_000) // a run, then the serving history and two rollbacks: 18 s alone, and the machine is shared
 })
