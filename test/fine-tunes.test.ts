@@ -348,18 +348,20 @@ describe("the few_shot trainer", () => {
 })
 
 describe("scheduled fine-tunes and the deployment gate", () => {
-  it("fire when due (trigger schedule), and auto_update_model deploys a version only if it scores at least the deployed one", async () => {
-    const leaderboard = await pushLeaderboard(100)
+  it("fire when due (trigger schedule), and auto_update_model deploys a version only if it is non-inferior on the same held-out rows", async () => {
+    const leaderboard = await pushLeaderboard(200)
     const { id } = await createModel({
       name: "self-updating",
       leaderboard_ids: [leaderboard],
       selected_base_model_version_id: openaiBase,
       auto_update_model: true
     })
+    // 200 rows, 10% held out: every version is measured on 20 held-out rows
     const scheduled = await call("PATCH", `/api/models/${id}`, {
-      fine_tune_schedule: { run: { type: "DAILY" }, dataset: { mode: "LIMIT", limit: { auto: false, rows: 60, algorithm: "WEIGHTED_SHUFFLE" } } }
+      fine_tune_schedule: { run: { type: "DAILY" }, dataset: { mode: "LIMIT", limit: { auto: false, rows: 200, algorithm: "WEIGHTED_SHUFFLE" } } }
     })
     expect(Date.parse(scheduled.body.model.next_fine_tune_at) - Date.now()).toBeGreaterThan(86_000_000)
+    expect(scheduled.body.model.gate_policy).toEqual({ alpha: 0.05, margin: 0.02, min_rows: 20 })
 
     const fire = async () => {
       const before = (await runsOf(id)).length
@@ -374,29 +376,81 @@ describe("scheduled fine-tunes and the deployment gate", () => {
       expect(Date.parse(model.next_fine_tune_at) - Date.now()).toBeGreaterThan(86_000_000)
       return done
     }
+    const statuses = async () => (await versionsOf(id)).map((v) => v.deployment_status)
 
     // 1: nothing deployed yet: deploy
     const first = await fire()
-    expect(first.dataset).toMatchObject({ algorithm: "WEIGHTED_SHUFFLE", limit: 60, training_rows: 54, held_out_rows: 6 })
-    expect(first.gate).toMatchObject({ decision: "deploy", deployed_score: null, candidate_score: 1 })
-    expect((await versionsOf(id)).map((v) => v.deployment_status)).toEqual(["active"])
+    expect(first.dataset).toMatchObject({ algorithm: "WEIGHTED_SHUFFLE", limit: 200, training_rows: 180, held_out_rows: 20 })
+    expect(first.gate).toMatchObject({
+      decision: "deploy",
+      reason: "no version was deployed",
+      deployed_score: null,
+      deployed_version_id: null,
+      candidate_score: 1,
+      shared_rows: 0,
+      p_value: null,
+      difference: null,
+      policy: { alpha: 0.05, margin: 0.02, min_rows: 20 }
+    })
+    expect(await statuses()).toEqual(["active"])
     expect((await versionsOf(id))[0].inference_url).toMatch(new RegExp(`^http.*/v1/models/${id}/versions/${first.version_id}/inference$`))
 
-    // 2: a version that answers worse is kept back
+    // 2: a version wrong on all 20 rows the deployed one gets right is kept back, significantly worse:
+    // p = scipy.stats.binomtest(0, 20, 0.5).pvalue = 2 · 0.5^20 = 1.9073486328125e-06
     worseJob = tuner.jobs.length
     const second = await fire()
     expect(second.gate).toMatchObject({
       decision: "keep",
       candidate_score: 0,
       deployed_score: 1,
-      deployed_version_id: first.version_id
+      deployed_version_id: first.version_id,
+      shared_rows: 20,
+      wins: 0,
+      losses: 20,
+      p_value: 1.9073486328125e-6,
+      difference: { estimate: -1 }
     })
+    expect(second.gate.reason).toBe(
+      "kept the deployed version: the new version is significantly worse: wrong on 20 rows where the deployed one is right " +
+        "and right on 0 where it is wrong, p < 0.0001 (alpha 0.05) on 20 shared held-out rows"
+    )
     expect((await versionsOf(id)).map((v) => [v.id, v.deployment_status])).toEqual([[second.version_id, "none"], [first.version_id, "active"]])
 
-    // 3: one as good as the deployed one replaces it
+    // 3: as good as the deployed one (both right on all 20 rows), but under the defaults 20 rows cannot show
+    // non-inferiority: Newcombe's interval is 0 ± (1 − 20/(20 + z²)) = ±0.16112515805281935 (z = norm.ppf(0.975)),
+    // whose lower end is not above −0.02, so the deployed version stays
+    const equal = { estimate: 0, low: -0.16112515805281935, high: 0.16112515805281935 }
     const third = await fire()
-    expect(third.gate).toMatchObject({ decision: "deploy", candidate_score: 1, deployed_score: 1 })
-    expect((await versionsOf(id)).map((v) => v.deployment_status)).toEqual(["active", "none", "stopped"])
+    expect(third.gate).toMatchObject({ decision: "keep", candidate_score: 1, deployed_score: 1, shared_rows: 20, wins: 0, losses: 0, p_value: 1 })
+    expect(third.gate.difference.low).toBeCloseTo(equal.low, 12)
+    expect(third.gate.difference.high).toBeCloseTo(equal.high, 12)
+    expect(third.gate.reason).toBe(
+      "kept the deployed version: the new version may be worse by more than the margin: difference 0, interval [-0.161, 0.161], " +
+        "lower bound not above -0.02, on 20 shared held-out rows"
+    )
+    expect(await statuses()).toEqual(["none", "none", "active"])
+
+    // 4: with the margin widened to 0.2 (above 0.171, the widest such interval's half-width on 20 rows) the equal version deploys
+    const widened = await call("PATCH", `/api/models/${id}`, { gate_policy: { margin: 0.2 } })
+    expect(widened.body.model.gate_policy).toEqual({ alpha: 0.05, margin: 0.2, min_rows: 20 })
+    const fourth = await fire()
+    expect(fourth.gate).toMatchObject({
+      decision: "deploy",
+      candidate_score: 1,
+      deployed_score: 1,
+      deployed_version_id: first.version_id,
+      shared_rows: 20,
+      wins: 0,
+      losses: 0,
+      p_value: 1,
+      policy: { alpha: 0.05, margin: 0.2, min_rows: 20 }
+    })
+    expect(fourth.gate.difference.low).toBeCloseTo(equal.low, 12)
+    expect(fourth.gate.reason).toBe(
+      "deployed the new version: non-inferior (difference 0, interval [-0.161, 0.161], lower bound above -0.2) and not " +
+        "significantly worse (p = 1) on 20 shared held-out rows"
+    )
+    expect(await statuses()).toEqual(["active", "none", "none", "stopped"])
 
     // manual fine-tunes are not gated nor deployed
     const manual = await call("POST", `/api/models/${id}/fine-tune/run`)

@@ -61,8 +61,9 @@ const FineTuneScheduleView = Schema.Struct({
 }).annotate({
   identifier: "FineTuneSchedule",
   description: "Fine-tune the model every day, week or calendar month (UTC), counted from when the schedule is set, " +
-    "on the rows `dataset` selects. With `auto_update_model` the new version is deployed only if it scores at least " +
-    "as well as the deployed one on the held-out rows (the run's `gate`)."
+    "on the rows `dataset` selects. With `auto_update_model` the new version is deployed only if, on the same " +
+    "held-out rows, it is non-inferior to the deployed one and not significantly worse (the model's `gate_policy`; " +
+    "the run's `gate`)."
 })
 
 const FineTuneOptionsView = Schema.Struct({
@@ -200,7 +201,12 @@ export const ModelView = Schema.StructWithRest(Schema.Struct({
   gate_policy: GatePolicy.annotate({
     identifier: "GatePolicy",
     description: "When `auto_update_model`'s gate deploys a new version: the policy in effect (the defaults, " +
-      "alpha 0.05, margin 0.02, min_rows 20, unless set)"
+      "alpha 0.05, margin 0.02, min_rows 20, unless set). The new version deploys when, on at least `min_rows` " +
+      "shared held-out rows, the lower end of the 95% interval of its score minus the deployed one's is above " +
+      "`-margin` and it is not significantly worse (exact McNemar, `alpha`). The interval is wide on few rows: " +
+      "on 20 rows it reaches -0.09 to -0.17 even when the two versions never disagree, so with margin 0.02 an " +
+      "equally good version keeps the deployed one (identical versions need 97 to 189 shared rows, at most 200 " +
+      "held-out rows are measured); margin 0.2 lets it through on 20 rows"
   }),
   leaderboard_ids: Schema.Array(Schema.String),
   fine_tune_schedule: Schedule,
@@ -237,7 +243,10 @@ export const FineTuneRunView = Schema.Struct({
   gate: Schema.NullOr(Gate.annotate({
     identifier: "FineTuneGate",
     description: "`auto_update_model`'s decision on a scheduled or continuous run: deploy the new version, or keep " +
-      "the deployed one"
+      "the deployed one, and why. With a version deployed, both answer the same held-out rows: `shared_rows` both " +
+      "have a verdict on, `wins` (new right, deployed wrong), `losses` (the reverse), `p_value` (two-sided exact " +
+      "McNemar), `difference` (new minus deployed with its 95% Newcombe interval) and the `policy` applied; gates " +
+      "recorded before these were kept have only the scores"
   })),
   error: Schema.NullOr(Schema.String),
   created_at: IsoTimestamp,
