@@ -286,7 +286,8 @@ export class RunSteps extends Context.Service<RunSteps, {
           policy,
           serving,
           servingName: nameOf(serving),
-          evidence,
+          // a candidate removed from the leaderboard while the run asked it cannot serve
+          evidence: { ...evidence, results: evidence.results.filter((r) => nameOf(r.leaderboard_model_id) !== null) },
           answered: answeredCalls(cells),
           manualChoice: manual ? { name: nameOf(leaderboard.chosen_leaderboard_model_id) ?? "none chosen" } : null
         })
