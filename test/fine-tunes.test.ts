@@ -337,6 +337,26 @@ describe("the few_shot trainer", () => {
     expect(JSON.stringify(version)).not.toContain('"messages"')
   })
 
+  it("scores held-out answers on a judge leaderboard by its judge, asked at temperature 0 for its JSON verdict", async () => {
+    const between = (text: string, tag: string) => text.split(`<${tag}>\n`)[1]?.split(`\n</${tag}>`)[0]
+    fake.models["grader"] = (q) =>
+      JSON.stringify({ verdict: between(q, "answer") === between(q, "reference") ? "correct" : "incorrect", reason: "compared" })
+    const { id: leaderboard } = (await owner.api((c) =>
+      c.leaderboards.create({ payload: aLeaderboard({ eval_type: "judge", judge_provider: "router", judge_model: "grader" }) }))).leaderboard
+    await pushMore(leaderboard, 0, 100)
+    const { id } = await createModel({ name: "judged", leaderboard_ids: [leaderboard], selected_base_model_version_id: fewShotBase })
+    const started = await call("POST", `/api/models/${id}/fine-tune/run`, { dataset_size: { held_out: 0.2 } })
+    const run = await finished(id, started.body.run.id)
+    expect(run.metrics).toMatchObject({ held_out: { rows: 20, score_before: 0, score_after: 1 } })
+    const judged = fake.seen.filter((s) => s.path.endsWith("/chat/completions") && s.body?.model === "grader")
+    // 20 validation rows per program tried, 20 held-out rows before and after
+    expect(judged.length).toBeGreaterThanOrEqual(60)
+    for (const request of judged) {
+      expect(request.body.temperature).toBe(0)
+      expect(request.body.response_format).toMatchObject({ type: "json_schema", json_schema: { name: "verdict" } })
+    }
+  })
+
   it("fails with a clear reason when the model has nothing to learn from", async () => {
     const { id } = await createModel({ name: "empty", selected_base_model_version_id: fewShotBase })
     const refused = await call("POST", `/api/models/${id}/fine-tune/run`)
@@ -457,5 +477,10 @@ describe("scheduled fine-tunes and the deployment gate", () => {
     const done = await finished(id, manual.body.run.id)
     expect(done.gate).toBeNull()
     expect((await versionsOf(id))[0].deployment_status).toBe("none")
+
+    // a gate stored before the paired statistics were recorded (scores only) is still read and shown as stored
+    const old = { candidate_score: 0, deployed_score: 1, deployed_version_id: first.version_id, decision: "keep", reason: "the new version scores lower than the deployed one" }
+    await query(podium.databaseUrl, (sql) => sql`UPDATE fine_tune_runs SET gate = ${sql.json(old)} WHERE id = ${second.id} RETURNING id`)
+    expect((await runsOf(id)).find((r) => r.id === second.id).gate).toEqual(old)
   })
 })
