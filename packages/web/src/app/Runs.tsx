@@ -1,6 +1,6 @@
-import type { LeaderboardId } from "@podium/domain/leaderboards"
+import type { LeaderboardId, ServingDecision } from "@podium/domain/leaderboards"
+import type { CandidateResult } from "@podium/domain/runs"
 import type { RunId } from "@podium/domain/shared"
-import type { RunView } from "@podium/adapters-http/runs/RunView"
 import type { Caller } from "./Client.ts"
 import { Alert, formatDate, IntervalChart, Loading, Page, percent, Table, useAction, useInterval, useLoad, usd } from "./ui.tsx"
 
@@ -70,13 +70,10 @@ export const RunsSection = ({ call, leaderboardId, runs, onStarted }: {
 
 const latency = (ms: number | null) => ms === null ? "—" : `${Math.round(ms)} ms`
 
-type Run = typeof RunView.Type
-type Decision = NonNullable<Run["serving_decision"]>
-
 const pValue = (p: number) => p < 0.001 ? p.toExponential(1) : p.toPrecision(3)
 const points = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x * 100).toFixed(1)}`
 
-const decisionWords = (decision: Decision, name: (id: string | null) => string) => {
+const decisionWords = (decision: ServingDecision, name: (id: string | null) => string) => {
   switch (decision.action) {
     case "first":
       return `First to serve: ${name(decision.to_candidate_id)}`
@@ -91,7 +88,7 @@ const decisionWords = (decision: Decision, name: (id: string | null) => string) 
 
 /** What the run decided about the candidate the ranking serves, with the evidence it rested on. */
 const ServingDecisionCard = ({ decision, names, leaderboardId }: {
-  readonly decision: Decision
+  readonly decision: ServingDecision
   readonly names: ReadonlyMap<string, string>
   readonly leaderboardId: string
 }) => {
@@ -131,7 +128,7 @@ const ServingDecisionCard = ({ decision, names, leaderboardId }: {
 }
 
 /** The candidates after the top one that the paired comparison cannot tell from it, by the names they are tied with. */
-const tiedWithTop = (results: Run["results"]): ReadonlyMap<string, ReadonlyArray<string>> => {
+const tiedWithTop = (results: ReadonlyArray<CandidateResult>): ReadonlyMap<string, ReadonlyArray<string>> => {
   const top = results[0]
   const tied = new Map<string, ReadonlyArray<string>>()
   if (top === undefined) return tied
