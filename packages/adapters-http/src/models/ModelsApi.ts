@@ -114,8 +114,8 @@ const ModelFields = {
   selected_base_model_resolution_id: Schema.optionalKey(BaseModelChoice),
   selectedBaseModelResolutionId: alias("selected_base_model_resolution_id", BaseModelChoice),
   auto_update_model: Schema.optionalKey(Schema.Boolean.annotate({
-    description: "Scheduled and continuous fine-tunes deploy their version when it scores at least as well as the " +
-      "deployed one. Default false"
+    description: "Scheduled and continuous fine-tunes deploy their version when, on the same held-out rows, it is " +
+      "non-inferior to the deployed one and not significantly worse (`gate_policy`). Default false"
   })),
   autoUpdateModel: alias("auto_update_model", Schema.Boolean),
   continuous_self_learning: Schema.optionalKey(Schema.Boolean.annotate({

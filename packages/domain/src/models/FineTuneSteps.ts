@@ -47,7 +47,8 @@ const patience = Schedule.exponential(Duration.seconds(1)).pipe(Schedule.jittere
  * repeat: `prepare` fixes the examples once (training and held-out), `train` starts training once
  * (a remote job is found again by the run id it carries), `follow` waits for it, `evaluate`
  * measures base and version on the held-out rows, `finish` creates the immutable version and, for
- * automatic runs with `auto_update_model`, gates its deployment on that score.
+ * automatic runs with `auto_update_model`, gates its deployment on the paired comparison of the new
+ * and the deployed version on the same held-out rows (decideGate under the model's gate policy).
  */
 export class FineTuneSteps extends Context.Service<FineTuneSteps, {
   readonly describe: (runId: FineTuneRunId) => Effect.Effect<{ readonly trainer: FineTuneRun["trainer"] }>
