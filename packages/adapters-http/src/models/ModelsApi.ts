@@ -376,6 +376,16 @@ export class ModelsApi extends HttpApiGroup.make("models")
       success: Schema.Struct({ runs: Schema.Array(FineTuneRunView), next_offset: Schema.NullOr(Schema.Int) }),
       error: NotFound
     }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "The model's fine-tune runs, newest first"),
+    HttpApiEndpoint.get("fineTuneRun", "/api/models/:model_id/fine-tune/runs/:run_id", {
+      params: { ...params, run_id: FineTuneRunId },
+      success: Schema.Struct({ run: FineTuneRunView }),
+      error: NotFound
+    }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
+      summary: "One fine-tune run of the model",
+      description: "The run as `GET …/fine-tune/runs` lists it, as stored now (`POST …/fine-tune/sync` asks the " +
+        "fine-tuning API first). 404 `not_found` when the model has no run of that id (a run of another model, or " +
+        "of another workspace's, included)."
+    })),
     HttpApiEndpoint.post("startFineTune", "/api/models/:model_id/fine-tune/run", {
       params,
       // body optional: none at all is null (the platform decodes an empty body as null only when null is a payload)
@@ -435,6 +445,15 @@ export class ModelsApi extends HttpApiGroup.make("models")
       description: "One per successful fine-tune, immutable. `inference_url` is its exact-version inference address " +
         "while its deployment is active. What a version is made of (the tuned model's name, its demonstrations) is " +
         "never shown."
+    })),
+    HttpApiEndpoint.get("version", "/api/models/:model_id/versions/:version_id", {
+      params: { ...params, version_id: ModelVersionId },
+      success: Schema.Struct({ version: VersionView }),
+      error: NotFound
+    }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
+      summary: "One version of the model",
+      description: "The immutable version as `GET …/versions` lists it, with its deployment as it is now. 404 " +
+        "`not_found` when the model has no version of that id (another model's version included)."
     }))
   )
   .middleware(ApiTokenAuth)

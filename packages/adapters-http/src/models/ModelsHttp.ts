@@ -181,6 +181,10 @@ export const ModelsHttp = HttpApiBuilder.group(
           const { items, next_offset } = onePage(found, asked)
           return { runs: items.map(fineTuneRunView), next_offset }
         }).pipe(mapDomainErrors))
+      .handle("fineTuneRun", ({ params }) =>
+        Effect.gen(function*() {
+          return { run: fineTuneRunView(yield* fineTunes.run(yield* CurrentPrincipal, params.model_id, params.run_id)) }
+        }).pipe(mapDomainErrors))
       .handle("startFineTune", ({ params, payload }) =>
         Effect.gen(function*() {
           const run = yield* fineTunes.start(yield* CurrentPrincipal, params.model_id, {
@@ -198,6 +202,10 @@ export const ModelsHttp = HttpApiBuilder.group(
         Effect.gen(function*() {
           const versions = yield* fineTunes.versions(yield* CurrentPrincipal, params.model_id)
           return { versions: versions.map(versionView) }
+        }).pipe(mapDomainErrors))
+      .handle("version", ({ params }) =>
+        Effect.gen(function*() {
+          return { version: versionView(yield* fineTunes.version(yield* CurrentPrincipal, params.model_id, params.version_id)) }
         }).pipe(mapDomainErrors))
       .handle("deploymentHistory", ({ params, query }) =>
         Effect.gen(function*() {

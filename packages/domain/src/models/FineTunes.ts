@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../access/index.ts"
 import type { IntegrationUnavailable } from "../integrations/index.ts"
-import { type FineTuneRunId, type ModelId, NotFound } from "../shared/index.ts"
+import { type FineTuneRunId, type ModelId, type ModelVersionId, NotFound } from "../shared/index.ts"
 import type { FineTuneRun } from "./FineTuneRun.ts"
 import { makeLaunch, type StartRequest } from "./FineTuneLaunch.ts"
 import { makeRemote } from "./FineTuneRemote.ts"
@@ -29,6 +29,10 @@ export class FineTunes extends Context.Service<FineTunes, {
   /** Asks the remote job of the run (the newest run when none is named) how it is doing now. */
   readonly sync: (principal: Principal, modelId: ModelId, runId: FineTuneRunId | undefined) => Effect.Effect<FineTuneRun, NotFound>
   readonly versions: (principal: Principal, modelId: ModelId) => Effect.Effect<ReadonlyArray<ModelVersion>, NotFound>
+  /** One run of the model; NotFound when the model has no run of that id. */
+  readonly run: (principal: Principal, modelId: ModelId, runId: FineTuneRunId) => Effect.Effect<FineTuneRun, NotFound>
+  /** One version of the model; NotFound when the model has no version of that id. */
+  readonly version: (principal: Principal, modelId: ModelId, versionId: ModelVersionId) => Effect.Effect<ModelVersion, NotFound>
 }>()("@podium/domain/models/FineTunes") {
   static readonly layer = Layer.effect(
     FineTunes,
@@ -52,6 +56,20 @@ export class FineTunes extends Context.Service<FineTunes, {
         return yield* runs.versions(model.id)
       })
 
+      const run = Effect.fn("FineTunes.run")(function*(principal: Principal, modelId: ModelId, runId: FineTuneRunId) {
+        const model = yield* models.visible(principal, modelId)
+        const found = Option.filter(yield* runs.find(runId), (r) => r.model_id === model.id)
+        if (Option.isNone(found)) return yield* new NotFound({ resource: "fine-tune run", id: runId })
+        return found.value
+      })
+
+      const version = Effect.fn("FineTunes.version")(function*(principal: Principal, modelId: ModelId, versionId: ModelVersionId) {
+        const model = yield* models.visible(principal, modelId)
+        const found = Option.filter(yield* runs.findVersion(versionId), (v) => v.model_id === model.id)
+        if (Option.isNone(found)) return yield* new NotFound({ resource: "model version", id: versionId })
+        return found.value
+      })
+
       const sync = Effect.fn("FineTunes.sync")(function*(principal: Principal, modelId: ModelId, runId: FineTuneRunId | undefined) {
         const model = yield* models.visible(principal, modelId)
         const found = runId === undefined
@@ -66,7 +84,7 @@ export class FineTunes extends Context.Service<FineTunes, {
         return yield* runOf(run.id)
       })
 
-      return FineTunes.of({ start, list, sync, versions })
+      return FineTunes.of({ start, list, sync, versions, run, version })
     })
   )
 }
