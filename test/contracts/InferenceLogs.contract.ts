@@ -96,6 +96,7 @@ const aWebhook = (model: Model, fields: Partial<ModelWebhook> = {}): ModelWebhoo
   url: "https://hooks.example.com/podium",
   enabled: true,
   sealed_secret: "sealed:whsec_c2VjcmV0",
+  secret_created_at: t0,
   updated_at: t0,
   ...fields
 })
@@ -319,7 +320,7 @@ export const inferenceLogsContract = (name: string, makeLayer: () => Layer.Layer
           yield* webhooks.save(aWebhook(other, { url: "https://other.example.com/" }))
           assert.deepStrictEqual(yield* webhooks.find(model.id), Option.some(first))
 
-          const replaced = aWebhook(model, { url: "https://hooks.example.com/v2", enabled: false, sealed_secret: "sealed:2", updated_at: at(5) })
+          const replaced = aWebhook(model, { url: "https://hooks.example.com/v2", enabled: false, sealed_secret: "sealed:2", secret_created_at: at(4), updated_at: at(5) })
           yield* webhooks.save(replaced)
           assert.deepStrictEqual(yield* webhooks.find(model.id), Option.some(replaced))
 

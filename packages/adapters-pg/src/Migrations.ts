@@ -27,6 +27,8 @@ import inviteMailLogged from "./migrations/0023_invite_mail_logged.ts"
 import servingHistory from "./migrations/0024_serving_history.ts"
 import deploymentHistory from "./migrations/0025_deployment_history.ts"
 import runSample from "./migrations/0026_run_sample.ts"
+import webhookSecretAt from "./migrations/0027_webhook_secret_at.ts"
+import integrationKeyHint from "./migrations/0028_integration_key_hint.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -55,7 +57,9 @@ export const loader = PgMigrator.fromRecord({
   "0023_invite_mail_logged": inviteMailLogged,
   "0024_serving_history": servingHistory,
   "0025_deployment_history": deploymentHistory,
-  "0026_run_sample": runSample
+  "0026_run_sample": runSample,
+  "0027_webhook_secret_at": webhookSecretAt,
+  "0028_integration_key_hint": integrationKeyHint
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

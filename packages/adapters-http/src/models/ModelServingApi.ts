@@ -7,7 +7,7 @@ import { BudgetExceeded } from "../access/AccessErrors.ts"
 import { NoActiveDeployment, StreamingUnsupported } from "../inference/InferenceErrors.ts"
 import { NoSuccessfulFineTune, VersionDeployed, VersionNotDeployed } from "./ModelsErrors.ts"
 import { ModelVersionId } from "@podium/domain/shared"
-import { IsoTimestamp } from "../api/Schemas.ts"
+import { IsoTimestamp, Timestamp, Uuid } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope, SessionAuth } from "../api/Security.ts"
 import { VersionView } from "./ModelsApi.ts"
 
@@ -132,6 +132,22 @@ const webhookDescription = "The model's `model.inference` webhook: every stored 
   "credentials (the address is checked after DNS when connecting; redirects are not followed); empty or null " +
   "clears and disables it; without it, `enabled` turns the webhook set on or off. A new URL gets a new secret."
 
+const WebhookSettingsView = Schema.Struct({
+  webhook_url: Schema.String,
+  enabled: Schema.Boolean,
+  secret_created_at: IsoTimestamp.annotate({
+    description: "When the signing secret was made: when this webhook_url was set (webhooks set before this field " +
+      "existed show their last change before it)"
+  }),
+  updated_at: IsoTimestamp
+}).annotate({ identifier: "WebhookSettings", description: "A model's webhook, read back: never its secret" })
+
+/** A time bound of the logs: ISO 8601, a date alone or a date-time with `Z` or an offset (no local times). */
+const LogTime = Schema.String.check(Schema.isPattern(
+  /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/,
+  { message: "Expected an ISO 8601 date or date-time with Z or an offset, e.g. 2026-11-27T10:00:00Z" }
+)).pipe(Schema.decodeTo(Timestamp))
+
 const webhookOptions = {
   params: { model_id: ModelId },
   payload: WebhookConfigRequest,
@@ -150,18 +166,47 @@ export class ModelLogsApi extends HttpApiGroup.make("modelLogs")
       .annotateMerge(requiresScope("models:write")).annotateMerge(webhookDocs("PUT")),
     HttpApiEndpoint.post("postWebhook", webhookPath, webhookOptions)
       .annotateMerge(requiresScope("models:write")).annotateMerge(webhookDocs("POST")),
+    HttpApiEndpoint.get("getWebhook", webhookPath, {
+      params: { model_id: ModelId },
+      success: WebhookSettingsView,
+      error: NotFound
+    }).annotateMerge(requiresScope("models:read")).annotateMerge(OpenApi.annotations({
+      summary: "The model's inference webhook",
+      description: "Where the model's `model.inference` deliveries go (`webhook_url`), whether they are on " +
+        "(`enabled`), when its signing secret was made (`secret_created_at`: when the URL was set; a new URL makes " +
+        "a new secret) and when it was last changed. The secret itself is shown only once, by the PATCH, PUT or POST " +
+        "that sets a new URL, and never here. 404 `not_found` when the model has no webhook (none was set, or it " +
+        "was cleared), as for an unknown model."
+    })),
     HttpApiEndpoint.get("logs", "/api/models/:model_id/inference/logs", {
       params: { model_id: ModelId },
       query: {
         limit: Schema.optionalKey(
           Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxLogsPerPage }))
-        )
+        ),
+        cursor: Schema.optionalKey(Uuid.annotate({ description: "The previous page's `next_cursor`" })),
+        from: Schema.optionalKey(LogTime.annotate({ description: "Only logs made at or after this time (inclusive)" })),
+        to: Schema.optionalKey(LogTime.annotate({ description: "Only logs made before this time (exclusive)" })),
+        offset: Schema.optionalKey(Schema.String.check(Schema.makeFilter(() =>
+          "offset is not supported on inference logs: page with cursor (the previous page's next_cursor)"
+        )).annotate({ description: "Not supported: any value is 400 `validation_failed`; page with `cursor`" }))
       },
-      success: Schema.Struct({ logs: Schema.Array(InferenceLogView) }),
+      success: Schema.Struct({
+        logs: Schema.Array(InferenceLogView),
+        next_cursor: Schema.NullOr(Uuid).annotate({
+          description: "Pass as `cursor` for the next page (the last log's id) while older logs remain, else null"
+        })
+      }),
       error: NotFound
     }).annotateMerge(requiresScope("models:read")).annotateMerge(OpenApi.annotations({
       summary: "The model's inference logs, newest first",
-      description: "`limit` 1–100 (default 100). Each log: `input_message`, `output_messages`, `traces` (the provider " +
+      description: "`limit` 1–100 (default 100). Newest first (by `created_at`, which is the call's `timestamp`, " +
+        "then by id); `next_cursor` is non-null while older logs remain: pass it as `cursor` for the next page. A " +
+        "page starts after its cursor's log, so logs written while a client pages never repeat or shift a page; a " +
+        "cursor that names no log of the model gives an empty page. `from` (inclusive) and `to` (exclusive) keep " +
+        "the logs made in that time, ISO 8601 with a date and, with a time, a `Z` or offset (e.g. " +
+        "`2026-11-27T10:00:00Z`); a bad value or `from` after `to` is 400 `validation_failed`. `offset` is not " +
+        "supported (400, page with `cursor`). Each log: `input_message`, `output_messages`, `traces` (the provider " +
         "exchange, without credentials and without where the version lives) and `metadata` (status, version_id, " +
         "trainer, latency_ms, usage, cost_usd, trace_id, and `webhook_delivery` once a delivery was attempted). Logs " +
         "are written off the request path, within a moment of the call."

@@ -95,10 +95,26 @@ const ModelLogsHttp = HttpApiBuilder.group(
       .handle("patchWebhook", configure)
       .handle("putWebhook", configure)
       .handle("postWebhook", configure)
+      .handle("getWebhook", ({ params }) =>
+        Effect.gen(function*() {
+          const webhook = yield* webhooks.get(yield* CurrentPrincipal, params.model_id)
+          return {
+            webhook_url: webhook.webhook_url,
+            enabled: webhook.enabled,
+            secret_created_at: DateTime.formatIso(webhook.secret_created_at),
+            updated_at: DateTime.formatIso(webhook.updated_at)
+          }
+        }).pipe(mapDomainErrors))
       .handle("logs", ({ params, query }) =>
-      Effect.gen(function*() {
-        return { logs: (yield* logs.list(yield* CurrentPrincipal, params.model_id, query.limit)).map(logView) }
-      }).pipe(mapDomainErrors))
+        Effect.gen(function*() {
+          const page = yield* logs.list(yield* CurrentPrincipal, params.model_id, {
+            limit: query.limit,
+            cursor: query.cursor,
+            from: query.from,
+            to: query.to
+          })
+          return { logs: page.logs.map(logView), next_cursor: page.next_cursor }
+        }).pipe(mapDomainErrors))
   })
 )
 

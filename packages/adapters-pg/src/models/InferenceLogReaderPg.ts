@@ -1,7 +1,7 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import { InferenceLog, InferenceLogReader } from "@podium/domain/models"
-import { Timestamp } from "../Rows.ts"
+import { InferenceLog, InferenceLogReader, type LogWindow } from "@podium/domain/models"
+import { Timestamp, toDate } from "../Rows.ts"
 
 const LogRow = Schema.Struct({ ...InferenceLog.fields, timestamp: Timestamp, created_at: Timestamp })
 const decodeLogs = Schema.decodeUnknownEffect(Schema.Array(LogRow))
@@ -20,8 +20,16 @@ const layer = Layer.effect(
       )
 
     return InferenceLogReader.of({
-      list: Effect.fn("InferenceLogReader.list")(function*(modelId: string, limit: number) {
-        return yield* logs(sql`model_id = ${modelId} ORDER BY created_at DESC, id DESC LIMIT ${Math.max(0, limit)}`)
+      // after the cursor's log by (created_at, id): a cursor naming no log of the model compares with null, so nothing
+      list: Effect.fn("InferenceLogReader.list")(function*(modelId: string, limit: number, window: LogWindow = {}) {
+        const conditions = [
+          sql`model_id = ${modelId}`,
+          ...(window.cursor === undefined ? [] : [sql`(created_at, id) < (
+            SELECT created_at, id FROM model_inference_logs WHERE id = ${window.cursor} AND model_id = ${modelId})`]),
+          ...(window.from === undefined ? [] : [sql`created_at >= ${toDate(window.from)}`]),
+          ...(window.to === undefined ? [] : [sql`created_at < ${toDate(window.to)}`])
+        ]
+        return yield* logs(sql`${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${Math.max(0, limit)}`)
       }),
       find: Effect.fn("InferenceLogReader.find")(function*(id: string) {
         return Option.fromNullishOr((yield* logs(sql`id = ${id}`))[0])

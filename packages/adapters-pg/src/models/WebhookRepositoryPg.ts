@@ -9,6 +9,7 @@ const WebhookRow = Schema.Struct({
   url: Schema.String,
   enabled: Schema.Boolean,
   sealed_secret: Schema.String,
+  secret_created_at: Timestamp,
   updated_at: Timestamp
 })
 const decodeWebhooks = Schema.decodeUnknownEffect(Schema.Array(WebhookRow))
@@ -23,7 +24,7 @@ const layer = Layer.effect(
     return WebhookRepository.of({
       find: Effect.fn("WebhookRepository.find")(function*(modelId: string) {
         const rows = yield* sql`
-          SELECT model_id::text AS model_id, url, enabled, sealed_secret, updated_at
+          SELECT model_id::text AS model_id, url, enabled, sealed_secret, secret_created_at, updated_at
           FROM model_webhooks WHERE model_id = ${modelId}`.pipe(Effect.flatMap(decodeWebhooks), Effect.orDie)
         return Option.fromNullishOr(rows[0])
       }),
@@ -34,10 +35,12 @@ const layer = Layer.effect(
           return
         }
         yield* sql`
-          INSERT INTO model_webhooks (model_id, url, enabled, sealed_secret, updated_at)
-          VALUES (${webhook.model_id}, ${webhook.url}, ${webhook.enabled}, ${webhook.sealed_secret}, ${toDate(webhook.updated_at)})
+          INSERT INTO model_webhooks (model_id, url, enabled, sealed_secret, secret_created_at, updated_at)
+          VALUES (${webhook.model_id}, ${webhook.url}, ${webhook.enabled}, ${webhook.sealed_secret},
+            ${toDate(webhook.secret_created_at)}, ${toDate(webhook.updated_at)})
           ON CONFLICT (model_id) DO UPDATE SET url = EXCLUDED.url, enabled = EXCLUDED.enabled,
-            sealed_secret = EXCLUDED.sealed_secret, updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie)
+            sealed_secret = EXCLUDED.sealed_secret, secret_created_at = EXCLUDED.secret_created_at,
+            updated_at = EXCLUDED.updated_at`.pipe(Effect.orDie)
       }, (saved, webhook) => Effect.ensuring(saved, feed.changed("model", webhook.model_id)))
     })
   })

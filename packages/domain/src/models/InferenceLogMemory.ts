@@ -63,13 +63,21 @@ const layer: Layer.Layer<InferenceLogWriter | InferenceLogReader | WebhookOutbox
     })
 
     const reader = InferenceLogReader.of({
-      list: (modelId, limit) =>
-        read((current) =>
-          [...current.logs.values()]
-            .filter((log) => log.model_id === modelId)
-            .sort((a, b) => byTime(b.created_at, a.created_at) || byText(b.id, a.id))
+      list: (modelId, limit, window = {}) =>
+        read((current) => {
+          const newestFirst = (a: InferenceLog, b: InferenceLog) => byTime(b.created_at, a.created_at) || byText(b.id, a.id)
+          const after = window.cursor === undefined ? undefined : current.logs.get(window.cursor)
+          if (window.cursor !== undefined && (after === undefined || after.model_id !== modelId)) return []
+          return [...current.logs.values()]
+            .filter((log) =>
+              log.model_id === modelId &&
+              (after === undefined || newestFirst(after, log) < 0) &&
+              (window.from === undefined || byTime(log.created_at, window.from) >= 0) &&
+              (window.to === undefined || byTime(log.created_at, window.to) < 0)
+            )
+            .sort(newestFirst)
             .slice(0, Math.max(0, limit))
-        ),
+        }),
       find: (id) => read((current) => Option.fromUndefinedOr(current.logs.get(id))),
       findMany: (ids) => read((current) => [...new Set(ids)].flatMap((id) => current.logs.get(id) ?? []))
     })
@@ -128,6 +136,7 @@ const webhookLayer = Layer.effect(
               url: webhook.url,
               enabled: webhook.enabled,
               sealed_secret: webhook.sealed_secret,
+              secret_created_at: webhook.secret_created_at,
               updated_at: webhook.updated_at
             })
           }

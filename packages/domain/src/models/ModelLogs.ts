@@ -1,13 +1,29 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, DateTime, Effect, Layer } from "effect"
 import type { Principal } from "../access/index.ts"
-import type { ModelId, NotFound } from "../shared/index.ts"
+import { InvalidInput, type ModelId, type NotFound } from "../shared/index.ts"
 import { type InferenceLog, maxLogsPerPage } from "./InferenceLog.ts"
-import { InferenceLogReader } from "./InferenceLogReader.ts"
+import { InferenceLogReader, type LogWindow } from "./InferenceLogReader.ts"
 import { Models } from "./Models.ts"
+
+/** A page of a model's logs, newest first. */
+export interface LogPage {
+  readonly logs: ReadonlyArray<InferenceLog>
+  /** The last log's id while older logs (in the window asked) remain, else null: the next page's `cursor`. */
+  readonly next_cursor: string | null
+}
 
 /** A model's inference logs, for those who can see the model. */
 export class ModelLogs extends Context.Service<ModelLogs, {
-  readonly list: (principal: Principal, modelId: ModelId, limit: number | undefined) => Effect.Effect<ReadonlyArray<InferenceLog>, NotFound>
+  /**
+   * At most `limit` (default and maximum `maxLogsPerPage`) logs of the window; `from` after `to`
+   * is invalid input. A page starts after its cursor's log, not at an offset, so logs written while
+   * a client pages (newer ones) never shift the pages it has still to read.
+   */
+  readonly list: (
+    principal: Principal,
+    modelId: ModelId,
+    page: LogWindow & { readonly limit?: number | undefined }
+  ) => Effect.Effect<LogPage, NotFound | InvalidInput>
 }>()("@podium/domain/models/ModelLogs") {
   static readonly layer = Layer.effect(
     ModelLogs,
@@ -15,9 +31,15 @@ export class ModelLogs extends Context.Service<ModelLogs, {
       const models = yield* Models
       const reader = yield* InferenceLogReader
       return ModelLogs.of({
-        list: Effect.fn("ModelLogs.list")(function*(principal: Principal, modelId: ModelId, limit: number | undefined) {
+        list: Effect.fn("ModelLogs.list")(function*(principal, modelId, page) {
           const model = yield* models.visible(principal, modelId)
-          return yield* reader.list(model.id, Math.min(limit ?? maxLogsPerPage, maxLogsPerPage))
+          if (page.from !== undefined && page.to !== undefined && DateTime.isGreaterThan(page.from, page.to)) {
+            return yield* new InvalidInput({ message: "from must not be after to", path: ["from"] })
+          }
+          const limit = Math.min(page.limit ?? maxLogsPerPage, maxLogsPerPage)
+          const found = yield* reader.list(model.id, limit + 1, { cursor: page.cursor, from: page.from, to: page.to })
+          const logs = found.slice(0, limit)
+          return { logs, next_cursor: found.length > limit ? logs.at(-1)?.id ?? null : null }
         })
       })
     })

@@ -1,6 +1,6 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { Principal } from "../access/index.ts"
-import { InvalidInput, type ModelId, type NotFound, SecretCipher } from "../shared/index.ts"
+import { InvalidInput, type ModelId, NotFound, SecretCipher } from "../shared/index.ts"
 import type { InferenceLog } from "./InferenceLog.ts"
 import { InferenceLogReader } from "./InferenceLogReader.ts"
 import { ModelRepository } from "./ModelRepository.ts"
@@ -30,6 +30,14 @@ export interface WebhookConfig {
   readonly secret: string | null
 }
 
+/** A model's webhook as it may be read back: never its secret, only when the secret was made. */
+export interface WebhookSettings {
+  readonly webhook_url: string
+  readonly enabled: boolean
+  readonly secret_created_at: DateTime.Utc
+  readonly updated_at: DateTime.Utc
+}
+
 /**
  * A model's `model.inference` webhook, and the delivery of its outbox. A delivery is signed per
  * Standard Webhooks (the log id is the `webhook-id`, the same on every attempt, so receivers can drop
@@ -43,6 +51,8 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
     modelId: ModelId,
     input: { readonly webhook_url?: string | null | undefined; readonly enabled?: boolean | undefined }
   ) => Effect.Effect<WebhookConfig, NotFound | InvalidInput>
+  /** The model's webhook without its secret; NotFound (resource `webhook`) when none is set. */
+  readonly get: (principal: Principal, modelId: ModelId) => Effect.Effect<WebhookSettings, NotFound>
   /** One pass over up to `deliveryBatch` due deliveries; answers how many were claimed. */
   readonly deliverDue: Effect.Effect<number>
 }>()("@podium/domain/models/ModelWebhooks") {
@@ -83,8 +93,17 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
         const secret = Option.isSome(kept) ? null : yield* sender.newSecret
         const enabled = input.enabled ?? Option.match(kept, { onNone: () => true, onSome: (w) => w.enabled })
         const sealed = Option.isSome(kept) ? kept.value.sealed_secret : yield* cipher.seal(Redacted.make(secret!))
-        yield* webhooks.save({ model_id: model.id, url, enabled, sealed_secret: sealed, updated_at: now })
+        const secretCreatedAt = Option.isSome(kept) ? kept.value.secret_created_at : now
+        yield* webhooks.save({ model_id: model.id, url, enabled, sealed_secret: sealed, secret_created_at: secretCreatedAt, updated_at: now })
         return { webhook_url: url, enabled, secret }
+      })
+
+      const get = Effect.fn("ModelWebhooks.get")(function*(principal: Principal, modelId: ModelId) {
+        const model = yield* models.visible(principal, modelId)
+        const found = yield* webhooks.find(model.id)
+        if (Option.isNone(found)) return yield* new NotFound({ resource: "webhook", id: model.id })
+        const { enabled, secret_created_at, updated_at, url } = found.value
+        return { webhook_url: url, enabled, secret_created_at, updated_at }
       })
 
       /** Where a model's deliveries go this pass, with the opened secret; or why they cannot go. */
@@ -174,7 +193,7 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
         return due.length
       }).pipe(Effect.withSpan("ModelWebhooks.deliverDue"))
 
-      return ModelWebhooks.of({ configure, deliverDue })
+      return ModelWebhooks.of({ configure, get, deliverDue })
     })
   )
 }

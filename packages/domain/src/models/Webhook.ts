@@ -8,6 +8,8 @@ export interface ModelWebhook {
   readonly enabled: boolean
   /** The `whsec_…` secret, sealed by the SecretCipher. */
   readonly sealed_secret: string
+  /** When the secret was made: set with a new URL, kept while the URL stays. */
+  readonly secret_created_at: DateTime.Utc
   readonly updated_at: DateTime.Utc
 }
 
