@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
+import { PushTokenId } from "@podium/domain/shared"
 import { aLeaderboard, apiToken, pushLeaderboard as createPushLeaderboard, pushRows, pushToken, type SignedIn, signedIn } from "./support/Builders.ts"
 import { type Caller, client, expectError } from "./support/Client.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
@@ -184,6 +185,7 @@ describe("push token scope", () => {
       ["POST", "/api/datasets/hub/check", { dataset_url: "https://huggingface.co/datasets/a/b" }],
       ["POST", `/v1/leaderboard/${id}/dataset/token`, {}],
       ["DELETE", `/v1/leaderboard/${id}/dataset/tokens`],
+      ["DELETE", `/v1/leaderboard/${id}/dataset/tokens/0190aaaa-0000-7000-8000-000000000000`],
       ["POST", `/v1/leaderboard/${id}/dataset/consolidate`]
     ]
     for (const [method, path, json] of routes) {
@@ -239,6 +241,69 @@ describe("push token scope", () => {
     )
     expect(after.tokens.every((t) => t.revoked_at !== null)).toBe(true)
     expect(await owner.api((c) => c.datasetAdmin.revokeTokens({ params: { leaderboard_id: id } }))).toEqual({ revoked: 0 })
+  })
+
+  it("revokes one push token: it no longer pushes, the others do; 404 for another leaderboard's or an unknown token", async () => {
+    const id = await pushLeaderboard()
+    const other = await pushLeaderboard()
+    const [first, second, elsewhere] = [
+      await pushToken(owner.api, id, "first"),
+      await pushToken(owner.api, id, "second"),
+      await pushToken(owner.api, other, "elsewhere")
+    ]
+    const tokensOf = async (leaderboard_id: LeaderboardId) =>
+      (await owner.api((c) => c.datasetAdmin.issueToken({ params: { leaderboard_id }, payload: { issue_token: false } })))
+        .tokens
+    const idOf = async (leaderboard_id: LeaderboardId, name: string) =>
+      (await tokensOf(leaderboard_id)).find((t) => t.name === name)!.id
+    const firstId = await idOf(id, "first")
+    const path = (leaderboard_id: LeaderboardId, token_id: string) => `/v1/leaderboard/${leaderboard_id}/dataset/tokens/${token_id}`
+
+    const reply = await podium.request("DELETE", path(id, firstId), { headers: { authorization: `Bearer ${owner.session}` } })
+    expect(reply.status, reply.text).toBe(204)
+    expect(reply.text).toBe("")
+    await expectError(pushTo(client(podium, first), id, pushRows(1)), 401, "unauthorized")
+    expect((await pushTo(client(podium, second), id, pushRows(1))).accepted_rows).toBe(1)
+    const listed = await tokensOf(id)
+    expect(listed.find((t) => t.name === "first")!.revoked_at).not.toBeNull()
+    expect(listed.find((t) => t.name === "second")!.revoked_at).toBeNull()
+    // again: still revoked, still 204
+    await owner.api((c) => c.datasetAdmin.revokeToken({ params: { leaderboard_id: id, token_id: PushTokenId.make(firstId) } }))
+
+    // another leaderboard's token named under this one, and an unknown id: 404, and nothing revoked
+    const elsewhereId = await idOf(other, "elsewhere")
+    await expectError(
+      owner.api((c) => c.datasetAdmin.revokeToken({ params: { leaderboard_id: id, token_id: PushTokenId.make(elsewhereId) } })),
+      404,
+      "not_found"
+    )
+    await expectError(
+      owner.api((c) =>
+        c.datasetAdmin.revokeToken({ params: { leaderboard_id: id, token_id: PushTokenId.make(randomUUID()) } })
+      ),
+      404,
+      "not_found"
+    )
+    expect((await pushTo(client(podium, elsewhere), other, pushRows(1))).accepted_rows).toBe(1)
+
+    // another workspace cannot see the leaderboard; a token without leaderboards:write may not revoke
+    const stranger = await signedIn(podium, "datasets-revoker")
+    const secondId = await idOf(id, "second")
+    await expectError(
+      stranger.api((c) => c.datasetAdmin.revokeToken({ params: { leaderboard_id: id, token_id: PushTokenId.make(secondId) } })),
+      404,
+      "not_found"
+    )
+    const reader = client(podium, await apiToken(owner.api, ["leaderboards:read"]))
+    await expectError(
+      reader((c) => c.datasetAdmin.revokeToken({ params: { leaderboard_id: id, token_id: PushTokenId.make(secondId) } })),
+      403,
+      "insufficient_scope"
+    )
+    // a push token cannot revoke (not even itself)
+    expect((await podium.request("DELETE", path(id, secondId), { headers: { "x-service-push-token": second } })).status)
+      .toBe(401)
+    expect((await pushTo(client(podium, second), id, pushRows(1))).accepted_rows).toBe(1)
   })
 })
 

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { maxListedRejections, maxPushBytes, maxRowsPerPush } from "@podium/domain/datasets"
 import { LeaderboardId } from "@podium/domain/leaderboards"
+import { PushTokenId } from "@podium/domain/shared"
 import { NotFound, PayloadTooLarge } from "../api/Errors.ts"
 import {
   CollectionEnded,
@@ -234,6 +235,15 @@ export class DatasetAdminApi extends HttpApiGroup.make("datasetAdmin")
     }).annotateMerge(requiresScope("leaderboards:write")).annotateMerge(OpenApi.annotations({
       summary: "Revoke the dataset's push tokens",
       description: "Every active push token of this leaderboard stops working at once."
+    })),
+    HttpApiEndpoint.delete("revokeToken", "/v1/leaderboard/:leaderboard_id/dataset/tokens/:token_id", {
+      params: { ...params, token_id: PushTokenId },
+      success: HttpApiSchema.NoContent,
+      error: NotFound
+    }).annotateMerge(requiresScope("leaderboards:write")).annotateMerge(OpenApi.annotations({
+      summary: "Revoke one push token",
+      description: "This push token stops working at once (a push with it gets 401); the leaderboard's other push " +
+        "tokens keep working. 204 also when it was already revoked; 404 for a token of another leaderboard or none."
     })),
     HttpApiEndpoint.post("consolidate", "/v1/leaderboard/:leaderboard_id/dataset/consolidate", {
       params,

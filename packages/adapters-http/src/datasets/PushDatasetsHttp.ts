@@ -80,6 +80,10 @@ const datasetAdmin = HttpApiBuilder.group(
         Effect.gen(function*() {
           return { revoked: yield* datasets.revokeTokens(yield* CurrentPrincipal, params.leaderboard_id) }
         }).pipe(mapDomainErrors))
+      .handle("revokeToken", ({ params }) =>
+        Effect.gen(function*() {
+          yield* datasets.revokeToken(yield* CurrentPrincipal, params.leaderboard_id, params.token_id)
+        }).pipe(mapDomainErrors))
       .handle("consolidate", ({ params }) =>
         Effect.gen(function*() {
           return yield* datasets.consolidate(yield* CurrentPrincipal, params.leaderboard_id)

@@ -48,7 +48,13 @@ const layer = Layer.effect(
       list: (leaderboardId) => list(leaderboardId).pipe(Effect.orDie),
       revokeAll: (leaderboardId, now) =>
         sql`UPDATE push_tokens SET revoked_at = ${toDate(now)} WHERE leaderboard_id = ${leaderboardId} AND revoked_at IS NULL
-            RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
+            RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie),
+      revoke: (leaderboardId, id, now) =>
+        sql`UPDATE push_tokens SET revoked_at = COALESCE(revoked_at, ${toDate(now)})
+            WHERE id = ${id} AND leaderboard_id = ${leaderboardId} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        )
     })
   })
 )

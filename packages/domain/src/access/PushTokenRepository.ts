@@ -25,4 +25,9 @@ export class PushTokenRepository extends Context.Service<PushTokenRepository, {
   readonly list: (leaderboardId: string) => Effect.Effect<ReadonlyArray<PushToken>>
   /** Revokes every active token of the leaderboard; how many it revoked. */
   readonly revokeAll: (leaderboardId: string, now: DateTime.Utc) => Effect.Effect<number>
+  /**
+   * Revokes one token of the leaderboard (revoking again keeps the first time); false when the
+   * leaderboard has no token with that id.
+   */
+  readonly revoke: (leaderboardId: string, id: string, now: DateTime.Utc) => Effect.Effect<boolean>
 }>()("@podium/domain/access/PushTokenRepository") {}

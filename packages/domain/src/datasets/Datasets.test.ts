@@ -20,7 +20,8 @@ const pushTokens = Layer.succeed(PushTokenRepository, {
   touch: notUsed,
   insert: notUsed,
   list: notUsed,
-  revokeAll: notUsed
+  revokeAll: notUsed,
+  revoke: notUsed
 })
 const secrets = Layer.succeed(TokenSecrets, { mint: notUsed, digest: () => "digest" })
 const links = Layer.succeed(Links, {

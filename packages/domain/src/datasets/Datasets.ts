@@ -126,6 +126,8 @@ export class Datasets extends Context.Service<Datasets, {
     NotFound | NotPushDataset | LeaderboardArchived
   >
   readonly revokeTokens: (principal: Principal, id: LeaderboardId) => Effect.Effect<number, NotFound>
+  /** Revokes one push token of the leaderboard; NotFound when the leaderboard has no such token. */
+  readonly revokeToken: (principal: Principal, id: LeaderboardId, tokenId: PushTokenId) => Effect.Effect<void, NotFound>
   /** Consolidates the leaderboard's pending rows now when a trigger has fired (the jobs' entry). */
   readonly consolidateIfDue: (id: LeaderboardId) => Effect.Effect<Option.Option<DatasetVersion>>
   /** Consolidates whatever is pending, then hashes the version. */
@@ -323,7 +325,18 @@ export class Datasets extends Context.Service<Datasets, {
         return yield* pushTokens.revokeAll(id, yield* DateTime.now)
       })
 
-      return Datasets.of({ push, status, download, consolidate, issueToken, revokeTokens, consolidateIfDue, consolidateNow })
+      const revokeToken = Effect.fn("Datasets.revokeToken")(function*(
+        principal: Principal,
+        id: LeaderboardId,
+        tokenId: PushTokenId
+      ) {
+        yield* owned(principal, id)
+        if (!(yield* pushTokens.revoke(id, tokenId, yield* DateTime.now))) {
+          return yield* new NotFound({ resource: "push token", id: tokenId })
+        }
+      })
+
+      return Datasets.of({ push, status, download, consolidate, issueToken, revokeTokens, revokeToken, consolidateIfDue, consolidateNow })
     })
   )
 }
