@@ -15,6 +15,7 @@ import { layerDatabase, layerDatabaseClient } from "./Database.ts"
 import { layerCommandLogging, layerLogging } from "./Logging.ts"
 import { loadConfig, PodiumConfig } from "./Config.ts"
 import { mintDevSession } from "./DevSession.ts"
+import { evalCommand } from "./EvalCommand.ts"
 
 const withConfig = <A, E, R>(f: (config: PodiumConfig) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(loadConfig(), f)
@@ -151,7 +152,7 @@ const devSession = Command.make("dev-session", {
 
 export const podium = Command.make("podium").pipe(
   Command.withDescription("Podium: compare models, serve the winner, record every call"),
-  Command.withSubcommands([serve, migrate, token, devSession])
+  Command.withSubcommands([serve, migrate, token, devSession, evalCommand])
 )
 
 export const run = Command.run(podium, { version: serviceVersion }).pipe(Effect.provide(NodeServices.layer))
