@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DateTime } from "effect"
 import { hubToken, type ProviderFake, routerKey, startProviderFake } from "./fakes/ProviderFake.ts"
 import type { WorkspaceId } from "@podium/domain/shared"
 import type { ValidateIntegrationRequest } from "@podium/adapters-http/integrations/IntegrationsApi"
@@ -135,5 +136,78 @@ describe("checking hub datasets", () => {
   it("an API token cannot name another workspace", async () => {
     const other = await signedIn(podium, "int-other")
     await expectError(check({ dataset_url: "acme/rows", business_id: other.workspace }), 403, "forbidden")
+  })
+})
+
+describe("reading back and removing integrations", () => {
+  const list = (api: Caller = owner.api, business_id?: WorkspaceId) =>
+    api((c) => c.integrations.list({ query: business_id === undefined ? {} : { business_id } }))
+  const remove = (provider: "router" | "hub", api: Caller = owner.api, business_id?: WorkspaceId) =>
+    api((c) => c.integrations.remove({ params: { provider }, query: business_id === undefined ? {} : { business_id } }))
+  const member = () => session("int-member").then((token) => client(podium, token))
+
+  it("lists the stored integrations with the key's last four characters, never the key", async () => {
+    const sealed = await query(podium.databaseUrl, (sql) =>
+      sql<{ sealed_token: string; validated_at: Date }>`SELECT sealed_token, validated_at FROM integrations
+        WHERE workspace_id = ${owner.workspace} ORDER BY provider`)
+    const found = await list()
+    expect(found.business_id).toBe(owner.workspace)
+    expect(found.integrations.map((i) => [i.provider, i.key_hint])).toEqual([
+      // The hub token is 15 characters: too short to give four of them away.
+      ["hub", null],
+      ["router", "…-key"]
+    ])
+    expect(found.integrations[1]!.account).toMatchObject({
+      label: "sk-or-v1-goo...key",
+      details: { usage: 1.5, is_free_tier: false }
+    })
+    expect(DateTime.toEpochMillis(found.integrations[1]!.validated_at)).toBe(sealed[1]!.validated_at.getTime())
+    expect(found.integrations[0]!.validated_by).not.toBeNull()
+    const text = JSON.stringify(found)
+    for (const secret of [routerKey, hubToken, ...sealed.map((row) => row.sealed_token)]) expect(text).not.toContain(secret)
+  })
+
+  it("shows only the caller's workspace; another workspace's are refused", async () => {
+    const other = await signedIn(podium, "int-reader")
+    expect(await list(other.api)).toEqual({ business_id: other.workspace, integrations: [] })
+    await expectError(list(other.api, owner.workspace), 403, "forbidden")
+    await expectError(remove("router", other.api, owner.workspace), 403, "forbidden")
+    expect((await list()).integrations).toHaveLength(2)
+  })
+
+  it("needs an owner or admin session, as validating does", async () => {
+    const asMember = await member()
+    await expectError(list(asMember, owner.workspace), 403, "forbidden")
+    await expectError(remove("hub", asMember, owner.workspace), 403, "forbidden")
+    const apiTokenCaller = client(podium, await apiToken(owner.api, undefined, { name: "reader" }))
+    await expectError(list(apiTokenCaller), 401, "unauthorized")
+    await expectError(remove("hub", apiTokenCaller), 401, "unauthorized")
+    await expectError(unchecked(podium, "DELETE", "/api/integrations/openai", { token: owner.session }), 400, "validation_failed")
+  })
+
+  it("a removed hub token is no longer used: the private dataset is not found, the public one is read without it", async () => {
+    // Read once first, so a kept copy of the integration would be in use.
+    expect(await owner.api((c) => c.datasets.hubCheck({ payload: { dataset_url: "acme/private" } }))).toMatchObject({
+      used_integration: true
+    })
+    const reply = await podium.request("DELETE", "/api/integrations/hub", { token: owner.session })
+    expect(reply.status).toBe(204)
+    expect(reply.text).toBe("")
+    expect((await list()).integrations.map((i) => i.provider)).toEqual(["router"])
+    await expectError(owner.api((c) => c.datasets.hubCheck({ payload: { dataset_url: "acme/private" } })), 404, "dataset_not_found")
+    expect(fake.seen.at(-1)).toEqual({ path: "/api/datasets/acme/private", authorization: undefined })
+    expect(await owner.api((c) => c.datasets.hubCheck({ payload: { dataset_url: "acme/rows" } }))).toMatchObject({
+      used_integration: false
+    })
+    await expectError(remove("hub"), 404, "not_found")
+  })
+
+  it("removing the router too leaves nothing; validating it again stores it with its hint", async () => {
+    await remove("router")
+    expect(await query(podium.databaseUrl, (sql) => sql`SELECT 1 FROM integrations WHERE workspace_id = ${owner.workspace}`))
+      .toEqual([])
+    expect(await list()).toEqual({ business_id: owner.workspace, integrations: [] })
+    await validate({ provider: "router", token: routerKey })
+    expect((await list()).integrations.map((i) => [i.provider, i.key_hint])).toEqual([["router", "…-key"]])
   })
 })

@@ -21,7 +21,12 @@ import { blindFailure, reviewerView } from "./ReviewerView.ts"
 // and the durable generation run inline, step by step, as the workflow runs CaseGenerator.
 
 
-const noIntegrations = Layer.succeed(IntegrationRepository, { save: () => Effect.void, find: () => Effect.succeedNone })
+const noIntegrations = Layer.succeed(IntegrationRepository, {
+  save: () => Effect.void,
+  find: () => Effect.succeedNone,
+  list: () => Effect.succeed([]),
+  remove: () => Effect.succeed(false)
+})
 const noDocuments = Layer.succeed(HumanDocumentRepository, {
   insert: () => Effect.die("not used"),
   find: () => Effect.succeedNone,

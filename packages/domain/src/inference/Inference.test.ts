@@ -93,7 +93,12 @@ const world = () => {
     Layer.succeed(ChatProvider, upstream),
     Layer.succeed(PriceCatalogue, catalogue),
     Layer.succeed(TraceWriter, TraceWriter.of({ record: (trace) => Effect.sync(() => void traces.push(trace)), flush: Effect.void })),
-    Layer.succeed(IntegrationRepository, IntegrationRepository.of({ save: () => Effect.void, find: () => Effect.succeedNone })),
+    Layer.succeed(IntegrationRepository, IntegrationRepository.of({
+  save: () => Effect.void,
+  find: () => Effect.succeedNone,
+  list: () => Effect.succeed([]),
+  remove: () => Effect.succeed(false)
+})),
     Layer.succeed(ModelDirectory, ModelDirectory.of({ exists: () => Effect.succeed(true) })),
     ServiceModelsEmpty.layer,
     IdGeneratorInOrder.layer,

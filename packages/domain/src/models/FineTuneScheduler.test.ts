@@ -45,7 +45,12 @@ const adapters = Layer.mergeAll(
     find: (_, id) => Effect.succeed(id === base.id ? Option.some(base) : Option.none())
   })),
   Layer.succeed(FineTuneQueue, FineTuneQueue.of({ enqueue: (run) => Effect.sync(() => void enqueued.push(run)) })),
-  Layer.succeed(IntegrationRepository, IntegrationRepository.of({ save: () => Effect.void, find: () => Effect.succeedNone })),
+  Layer.succeed(IntegrationRepository, IntegrationRepository.of({
+  save: () => Effect.void,
+  find: () => Effect.succeedNone,
+  list: () => Effect.succeed([]),
+  remove: () => Effect.succeed(false)
+})),
   absent(HubDatasets)
 )
 const repositories = ModelRepositoryMemory.layer.pipe(Layer.provideMerge(adapters))

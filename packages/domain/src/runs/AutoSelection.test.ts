@@ -34,6 +34,7 @@ describe("AutoSelection", () => {
       workspace_id: owner.memberships[0]!.workspace_id,
       provider: "router",
       sealed_token: "sealed:router-key",
+      key_hint: null,
       label: null,
       details: {},
       validated_by: null,
@@ -52,7 +53,9 @@ describe("AutoSelection", () => {
         find: (workspaceId: WorkspaceId, provider) =>
           Effect.succeed(options.integration && workspaceId === integration.workspace_id && provider === "router"
             ? Option.some(integration)
-            : Option.none())
+            : Option.none()),
+        list: () => Effect.succeed([]),
+        remove: () => Effect.succeed(false)
       }),
       Layer.succeed(RouterCatalogue, {
         models: (token) => Effect.sync(() => (calls.push(`models ${Redacted.value(token)}`), catalogue)),
