@@ -34,7 +34,7 @@ export class ModelLogs extends Context.Service<ModelLogs, {
         list: Effect.fn("ModelLogs.list")(function*(principal, modelId, page) {
           const model = yield* models.visible(principal, modelId)
           if (page.from !== undefined && page.to !== undefined && DateTime.isGreaterThan(page.from, page.to)) {
-            return yield* new InvalidInput({ message: "from must not be after to", path: ["from"] })
+            return yield* new InvalidInput({ message: "from must not be after to", path: ["query", "from"] })
           }
           const limit = Math.min(page.limit ?? maxLogsPerPage, maxLogsPerPage)
           const found = yield* reader.list(model.id, limit + 1, { cursor: page.cursor, from: page.from, to: page.to })
