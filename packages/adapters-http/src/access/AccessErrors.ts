@@ -24,9 +24,12 @@ export class BudgetExceeded extends ErrorClass<BudgetExceeded>()(
 export const accessErrors = {
   Unauthenticated: (e) => Effect.fail(apiError(Unauthorized, e.message)),
   InsufficientScope: (e) =>
-    Effect.fail(apiError(InsufficientScope, `This needs the ${e.required_scope} scope`, {
-      required_scope: e.required_scope
-    })),
+    Effect.fail(e.accepted_scopes === undefined
+      ? apiError(InsufficientScope, `This needs the ${e.required_scope} scope`, { required_scope: e.required_scope })
+      : apiError(InsufficientScope, `This needs one of the scopes ${e.accepted_scopes.join(", ")}`, {
+        required_scope: e.required_scope,
+        accepted_scopes: e.accepted_scopes
+      })),
   Forbidden: (e) => Effect.fail(apiError(Forbidden, e.message)),
   AlreadyMember: (e) => Effect.fail(apiError(AlreadyMember, `${e.email} is already a member of this workspace`)),
   OwnerCannotBeRemoved: () => Effect.fail(apiError(OwnerCannotBeRemoved, "The owner of a workspace cannot be removed")),

@@ -103,7 +103,7 @@ export class InsufficientScope extends ErrorClass<InsufficientScope>()(
   "InsufficientScope",
   403,
   "insufficient_scope",
-  Schema.Struct({ required_scope: Scope })
+  Schema.Struct({ required_scope: Scope, accepted_scopes: Schema.optionalKey(Schema.Array(Scope)) })
 ) {}
 export class Forbidden extends ErrorClass<Forbidden>()("Forbidden", 403, "forbidden") {}
 // 404, 405

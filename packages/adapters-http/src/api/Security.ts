@@ -8,8 +8,8 @@ export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principa
   "@podium/adapters-http/api/Security/CurrentPrincipal"
 ) {}
 
-/** Endpoint annotation: the API-token scope the endpoint needs. */
-export class RequiredScope extends Context.Service<RequiredScope, Scope>()(
+/** Endpoint annotation: the API-token scopes the endpoint takes, any one of which will do (usually one). */
+export class RequiredScope extends Context.Service<RequiredScope, readonly [Scope, ...Array<Scope>]>()(
   "@podium/adapters-http/api/Security/RequiredScope"
 ) {}
 
@@ -18,16 +18,26 @@ export class RequiredScope extends Context.Service<RequiredScope, Scope>()(
  * stated in the OpenAPI document as the ApiToken requirement's role (`security: [{ApiToken:
  * [scope]}]`) and as `x-required-scope`, so clients and tests can read it.
  */
-export const requiresScope = (scope: Scope): Context.Context<never> =>
+export const requiresScope = (scope: Scope): Context.Context<never> => requiresAnyScope([scope])
+
+/**
+ * The endpoint takes an API token carrying any one of `scopes`, checked where `requiresScope` is.
+ * With more than one, the OpenAPI document lists one ApiToken requirement per scope (OpenAPI's
+ * alternatives: `security: [{ApiToken: [a]}, {ApiToken: [b]}]`) and names them in
+ * `x-accepted-scopes` instead of `x-required-scope`.
+ */
+export const requiresAnyScope = (scopes: readonly [Scope, ...Array<Scope>]): Context.Context<never> =>
   Context.merge(
-    Context.make(RequiredScope, scope),
+    Context.make(RequiredScope, scopes),
     OpenApi.annotations({
       transform: (operation) => ({
         ...operation,
-        security: (operation.security ?? []).map((requirement: Record<string, Array<string>>) =>
-          Object.fromEntries(Object.entries(requirement).map(([name, roles]) => [name, name === "ApiToken" ? [scope] : roles]))
+        security: (operation.security ?? []).flatMap((requirement: Record<string, Array<string>>) =>
+          "ApiToken" in requirement
+            ? scopes.map((scope) => ({ ...requirement, ApiToken: [scope] }))
+            : [requirement]
         ),
-        "x-required-scope": scope
+        ...(scopes.length === 1 ? { "x-required-scope": scopes[0] } : { "x-accepted-scopes": scopes })
       })
     })
   )

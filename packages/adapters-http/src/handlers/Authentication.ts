@@ -32,13 +32,13 @@ export interface Presented {
 /** The credentials a route takes: a bearer (API token or session), a session only, or a push token or a bearer. */
 export type Accepts = "bearer" | "session" | "push"
 
-/** What a route asks of its caller: the credentials it takes, and the scope an API token must carry. */
+/** What a route asks of its caller: the credentials it takes, and the scopes an API token must carry one of. */
 export interface Requirement {
   readonly accepts: Accepts
-  readonly scope: Scope | undefined
+  readonly scope: readonly [Scope, ...Array<Scope>] | undefined
 }
 
-/** The scope the endpoint names (`requiresScope`), if any. */
+/** The scopes the endpoint names (`requiresScope`, `requiresAnyScope`), if any. */
 const requiredScope = (endpoint: HttpApiEndpoint.Top) => Context.getOrUndefined(endpoint.annotations, RequiredScope)
 
 /** What `endpoint` asks of a caller presenting what a middleware taking `accepts` reads (sessions need no scope). */
@@ -84,11 +84,16 @@ export const presentedOf = (
   return { bearer: bearerOf(headers.authorization), pushToken: typeof pushToken === "string" ? pushToken : "", address }
 }
 
-/** Sessions act with every scope; API tokens must carry the scope the route names. */
-const checkScope = (principal: Principal, required: Scope | undefined) =>
-  required === undefined || principal._tag !== "ApiTokenPrincipal" || grants(principal.token.scopes, required)
+/** Sessions act with every scope; API tokens must carry the scope the route names (one of them, when it names several). */
+const checkScope = (principal: Principal, required: readonly [Scope, ...Array<Scope>] | undefined) =>
+  required === undefined || principal._tag !== "ApiTokenPrincipal" ||
+    required.some((scope) => grants(principal.token.scopes, scope))
     ? Effect.succeed(principal)
-    : Effect.fail(new InsufficientScope({ required_scope: required }))
+    : Effect.fail(new InsufficientScope(
+      required.length === 1
+        ? { required_scope: required[0] }
+        : { required_scope: required[0], accepted_scopes: required }
+    ))
 
 /**
  * Who the caller is, the one way the router and the front door decide it. An address over its
