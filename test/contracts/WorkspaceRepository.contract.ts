@@ -56,6 +56,29 @@ export const workspaceRepositoryContract = (name: string, makeLayer: () => Layer
           assert.isTrue(Option.isNone(yield* workspaces.findMember(owner.workspaceId, pat.user.id)))
         }))
 
+      it.effect("a user's workspaces page by id with their names and the user's role, and only theirs", () =>
+        Effect.gen(function*() {
+          const workspaces = yield* WorkspaceRepository
+          const [pat, a, b, stranger] = [yield* aUser(), yield* aUser(), yield* aUser(), yield* aUser()]
+          yield* workspaces.addMember(a.workspaceId, pat.user.id, "admin", at(1))
+          yield* workspaces.addMember(b.workspaceId, pat.user.id, "member", at(2))
+          const expected = [
+            [pat.workspaceId, pat.user.email, "owner", true],
+            [a.workspaceId, a.user.email, "admin", false],
+            [b.workspaceId, b.user.email, "member", false]
+          ].toSorted((x, y) => (x[0]! < y[0]! ? -1 : 1))
+          const rows = (page: ReadonlyArray<{ workspace_id: string; name: string; role: string; personal: boolean }>) =>
+            page.map((w) => [w.workspace_id, w.name, w.role, w.personal])
+          assert.deepStrictEqual(rows(yield* workspaces.workspacesOf(pat.user.id, { after: undefined, limit: 10 })), expected)
+          const first = yield* workspaces.workspacesOf(pat.user.id, { after: undefined, limit: 2 })
+          assert.deepStrictEqual(rows(first), expected.slice(0, 2))
+          const rest = yield* workspaces.workspacesOf(pat.user.id, { after: first[1]!.workspace_id, limit: 2 })
+          assert.deepStrictEqual(rows(rest), expected.slice(2))
+          assert.deepStrictEqual(rows(yield* workspaces.workspacesOf(stranger.user.id, { after: undefined, limit: 10 })), [
+            [stranger.workspaceId, stranger.user.email, "owner", true]
+          ])
+        }))
+
       it.effect("users are found by id whether or not they are members; unknown ids are left out", () =>
         Effect.gen(function*() {
           const workspaces = yield* WorkspaceRepository

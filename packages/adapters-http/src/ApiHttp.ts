@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { InvitesHttp } from "./access/InvitesHttp.ts"
 import { TokensHttp } from "./access/TokensHttp.ts"
+import { WorkspacesHttp } from "./access/WorkspacesHttp.ts"
 import { Api } from "./api/Api.ts"
 import { PushDatasetsHttp } from "./datasets/PushDatasetsHttp.ts"
 import { layerAuthentication } from "./handlers/Authentication.ts"
@@ -28,6 +29,7 @@ export const ApiHttp = HttpApiBuilder.layer(Api, { openapiPath: openApiPath }).p
   Layer.provide([
     HealthHttp,
     TokensHttp,
+    WorkspacesHttp,
     IntegrationsHttp,
     InvitesHttp,
     DatasetsHttp,

@@ -12,6 +12,7 @@ import { LeaderboardsApi } from "../leaderboards/LeaderboardsApi.ts"
 import { ModelsApi } from "../models/ModelsApi.ts"
 import { DeploymentsApi, ModelInferenceApi, ModelLogsApi } from "../models/ModelServingApi.ts"
 import { TokensApi } from "../access/TokensApi.ts"
+import { WorkspacesApi } from "../access/WorkspacesApi.ts"
 import { TracesApi } from "../inference/TracesApi.ts"
 import { RunsApi } from "../runs/RunsApi.ts"
 
@@ -25,6 +26,7 @@ export const interfaceVersion = "1.0.0"
 export class Api extends HttpApi.make("podium")
   .add(HealthApi)
   .add(TokensApi)
+  .add(WorkspacesApi)
   .add(IntegrationsApi)
   .add(InvitesApi)
   .add(DatasetsApi)

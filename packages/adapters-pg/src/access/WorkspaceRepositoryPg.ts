@@ -1,12 +1,19 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { WorkspaceRepository, Member, Membership, User } from "@podium/domain/access"
-import type { WorkspaceId } from "@podium/domain/shared"
+import { WorkspaceRepository, Member, Membership, Role, User } from "@podium/domain/access"
+import { WorkspaceId } from "@podium/domain/shared"
 import { ChangeFeed } from "../ChangeFeedPg.ts"
 import { Timestamp, toDate } from "../Rows.ts"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, joined_at: Timestamp })
 const MemberRow = Schema.Struct({ ...Member.fields, joined_at: Timestamp })
+const MemberWorkspaceRow = Schema.Struct({
+  workspace_id: WorkspaceId,
+  name: Schema.String,
+  role: Role,
+  personal: Schema.Boolean,
+  joined_at: Timestamp
+})
 const UserRow = Schema.Struct(User.fields)
 const Pair = Schema.Struct({ workspaceId: Schema.String, userId: Schema.String })
 
@@ -40,6 +47,15 @@ const layer = Layer.effect(
         sql`SELECT m.workspace_id, m.user_id, m.role, (w.personal_owner_id = m.user_id) IS TRUE AS personal, m.joined_at
             FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
             WHERE m.user_id = ${userId} ORDER BY m.joined_at`
+    })
+    const workspacesOf = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.String, after: Schema.NullOr(Schema.String), limit: Schema.Number }),
+      Result: MemberWorkspaceRow,
+      execute: ({ after, limit, userId }) =>
+        sql`SELECT m.workspace_id, w.name, m.role, (w.personal_owner_id = m.user_id) IS TRUE AS personal, m.joined_at
+            FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+            WHERE m.user_id = ${userId} AND (${after}::uuid IS NULL OR m.workspace_id > ${after}::uuid)
+            ORDER BY m.workspace_id LIMIT ${limit}`
     })
     const members = SqlSchema.findAll({
       Request: Schema.String,
@@ -101,6 +117,8 @@ const layer = Layer.effect(
             Effect.orDie
           )
         ).pipe(Effect.map((copy) => Option.isSome(copy) ? copy.value.rows : [])),
+      workspacesOf: (userId, page) =>
+        workspacesOf({ userId, after: page.after ?? null, limit: page.limit }).pipe(Effect.orDie),
       members: (workspaceId) =>
         members(workspaceId).pipe(Effect.map((rows) => rows.map((r) => new Member(r))), Effect.orDie),
       findMember: (workspaceId, userId) =>

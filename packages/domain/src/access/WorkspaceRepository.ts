@@ -2,6 +2,15 @@ import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { UserId, WorkspaceId } from "../shared/index.ts"
 import type { Member, Membership, Role, User } from "./Workspace.ts"
 
+/** A workspace as one of its members sees it: its name and the member's place in it. */
+export interface MemberWorkspace {
+  readonly workspace_id: WorkspaceId
+  readonly name: string
+  readonly role: Role
+  readonly personal: boolean
+  readonly joined_at: DateTime.Utc
+}
+
 /** Users, workspaces and memberships. Every user has exactly one personal workspace they own. */
 export class WorkspaceRepository extends Context.Service<WorkspaceRepository, {
   readonly findUserBySubject: (subject: string) => Effect.Effect<Option.Option<User>>
@@ -15,6 +24,11 @@ export class WorkspaceRepository extends Context.Service<WorkspaceRepository, {
   /** The users with these ids, members or not (unknown ids are left out; any order). */
   readonly findUsers: (ids: ReadonlyArray<UserId>) => Effect.Effect<ReadonlyArray<User>>
   readonly memberships: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>>
+  /** The workspaces the user belongs to, by workspace id (as Postgres orders uuids), after `after`; at most `limit`. */
+  readonly workspacesOf: (
+    userId: UserId,
+    page: { readonly after: WorkspaceId | undefined; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<MemberWorkspace>>
   readonly members: (workspaceId: WorkspaceId) => Effect.Effect<ReadonlyArray<Member>>
   readonly findMember: (workspaceId: WorkspaceId, userId: UserId) => Effect.Effect<Option.Option<Member>>
   readonly findMemberByEmail: (workspaceId: WorkspaceId, email: string) => Effect.Effect<Option.Option<Member>>

@@ -1,7 +1,7 @@
 import { DateTime, Effect, Layer, Option, Ref } from "effect"
 import type { UserId, WorkspaceId } from "../shared/index.ts"
 import { Member, Membership, type Role, User } from "./Workspace.ts"
-import { WorkspaceRepository } from "./WorkspaceRepository.ts"
+import { type MemberWorkspace, WorkspaceRepository } from "./WorkspaceRepository.ts"
 
 interface StoredMembership {
   readonly workspaceId: WorkspaceId
@@ -14,6 +14,8 @@ interface State {
   readonly users: ReadonlyArray<User>
   /** Workspace id to its personal owner (null for a workspace made otherwise). */
   readonly workspaces: ReadonlyMap<WorkspaceId, UserId | null>
+  /** Workspace id to its name (as Postgres names a personal workspace: its owner's email at sign-up). */
+  readonly names: ReadonlyMap<WorkspaceId, string>
   readonly memberships: ReadonlyArray<StoredMembership>
 }
 
@@ -28,7 +30,7 @@ const byJoined = (a: StoredMembership, b: StoredMembership) =>
 const layer = Layer.effect(
   WorkspaceRepository,
   Effect.gen(function*() {
-    const state = yield* Ref.make<State>({ users: [], workspaces: new Map(), memberships: [] })
+    const state = yield* Ref.make<State>({ users: [], workspaces: new Map(), names: new Map(), memberships: [] })
 
     const member = (users: ReadonlyArray<User>, m: StoredMembership) =>
       new Member({
@@ -56,6 +58,7 @@ const layer = Layer.effect(
             : {
               users: [...s.users, user],
               workspaces: new Map([...s.workspaces, [workspaceId, user.id]]),
+              names: new Map([...s.names, [workspaceId, user.email ?? "Personal workspace"]]),
               memberships: [...s.memberships, { workspaceId, userId: user.id, role: "owner", joinedAt: now }]
             }),
       touchUser: (userId, email) =>
@@ -78,6 +81,19 @@ const layer = Layer.effect(
                 joined_at: m.joinedAt
               })
             )),
+      workspacesOf: (userId, page) =>
+        Effect.map(Ref.get(state), (s) =>
+          s.memberships
+            .filter((m) => m.userId === userId && (page.after === undefined || m.workspaceId > page.after))
+            .toSorted((a, b) => (a.workspaceId < b.workspaceId ? -1 : a.workspaceId > b.workspaceId ? 1 : 0))
+            .slice(0, page.limit)
+            .map((m): MemberWorkspace => ({
+              workspace_id: m.workspaceId,
+              name: s.names.get(m.workspaceId) ?? "",
+              role: m.role,
+              personal: s.workspaces.get(m.workspaceId) === userId,
+              joined_at: m.joinedAt
+            }))),
       members: (workspaceId) => membersWhere(workspaceId, () => true),
       findMember: (workspaceId, userId) =>
         Effect.map(membersWhere(workspaceId, (m) => m.user_id === userId), (found) => Option.fromNullishOr(found[0])),
