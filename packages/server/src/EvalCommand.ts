@@ -192,7 +192,7 @@ const program = (options: {
         decision === null
           ? "Serving decision: none recorded"
           : `Serving decision: ${decision.action}, ${nameOf(decision.from_candidate_id)} → ${nameOf(decision.to_candidate_id)}` +
-            `${decision.p_value === null ? "" : ` (Holm p = ${formatP(decision.p_value)}, ${decision.shared_rows} shared rows)`}: ${decision.reason}`,
+            `${decision.p_value === null ? "" : ` (Holm ${formatP(decision.p_value)}, ${decision.shared_rows} shared rows)`}: ${decision.reason}`,
         ...verdict.candidates.map((c) => `${c.name}: ${c.note}`)
       ]
       yield* Console.log(lines.join("\n"))

@@ -94,7 +94,7 @@ export const evalVerdict = (
     const [wins, losses] = pair.a === candidate.id ? [pair.wins, pair.losses] : [pair.losses, pair.wins]
     const significantly_worse = pair.p_adjusted < alpha && losses > wins
     const against = `against the serving ${nameOf(serving)}: ${wins} won, ${losses} lost of ${pair.shared_rows} shared rows, ` +
-      `Holm p = ${formatP(pair.p_adjusted)}`
+      `Holm ${formatP(pair.p_adjusted)}`
     return {
       candidate_id: candidate.id,
       name: candidate.name,
@@ -105,8 +105,8 @@ export const evalVerdict = (
       p_adjusted: pair.p_adjusted,
       significantly_worse,
       note: significantly_worse
-        ? `significantly worse ${against} < alpha ${alpha}`
-        : `not significantly worse ${against}${pair.p_adjusted < alpha ? "" : ` ≥ alpha ${alpha}`}`
+        ? `significantly worse ${against}, below alpha ${alpha}`
+        : `not significantly worse ${against}${pair.p_adjusted < alpha ? ", more won than lost" : `, not below alpha ${alpha}`}`
     }
   })
   return {
@@ -117,8 +117,8 @@ export const evalVerdict = (
   }
 }
 
-/** A p-value in a line of text: four significant digits, `< 0.0001` below that. */
-export const formatP = (p: number) => p < 0.0001 ? "< 0.0001" : String(Number(p.toPrecision(4)))
+/** A p-value in a line of text: `p = ` four significant digits, `p < 0.0001` below that. */
+export const formatP = (p: number) => p < 0.0001 ? "p < 0.0001" : `p = ${Number(p.toPrecision(4))}`
 
 const fixed = (x: number | null) => x === null ? "–" : x.toFixed(3)
 
