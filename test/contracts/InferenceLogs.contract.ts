@@ -308,6 +308,34 @@ export const inferenceLogsContract = (name: string, makeLayer: () => Layer.Layer
           yield* outbox.record([])
         }))
 
+      it.effect("a list reads after a cursor and from (inclusive) to (exclusive) a time", () =>
+        Effect.gen(function*() {
+          const reader = yield* InferenceLogReader
+          const model = yield* aModel
+          const other = yield* aModel
+          const [low, high] = [uuid(), uuid()].sort()
+          const first = aLog(model, at(1))
+          const tiedLow = aLog(model, at(2), { id: low! })
+          const tiedHigh = aLog(model, at(2), { id: high! })
+          const third = aLog(model, at(3))
+          const fourth = aLog(model, at(4))
+          const elsewhere = aLog(other, at(2))
+          yield* recorded([first, tiedLow, tiedHigh, third, fourth, elsewhere], false)
+          const listed = (limit: number, window: Parameters<typeof reader.list>[2]) =>
+            Effect.map(reader.list(model.id, limit, window), (logs) => logs.map((l) => l.id))
+
+          assert.deepStrictEqual(yield* listed(100, { cursor: third.id }), [tiedHigh.id, tiedLow.id, first.id])
+          assert.deepStrictEqual(yield* listed(1, { cursor: tiedHigh.id }), [tiedLow.id])
+          assert.deepStrictEqual(yield* listed(100, { cursor: first.id }), [])
+          assert.deepStrictEqual(yield* listed(100, { cursor: elsewhere.id }), [])
+          assert.deepStrictEqual(yield* listed(100, { cursor: uuid() }), [])
+          assert.deepStrictEqual(yield* listed(100, { from: at(2) }), [fourth.id, third.id, tiedHigh.id, tiedLow.id])
+          assert.deepStrictEqual(yield* listed(100, { to: at(2) }), [first.id])
+          assert.deepStrictEqual(yield* listed(100, { from: at(2), to: at(4) }), [third.id, tiedHigh.id, tiedLow.id])
+          assert.deepStrictEqual(yield* listed(100, { from: at(2), to: at(4), cursor: tiedHigh.id }), [tiedLow.id])
+          assert.deepStrictEqual(yield* listed(100, { from: at(3), to: at(3) }), [])
+        }))
+
       it.effect("a model's webhook is saved, replaced and cleared", () =>
         Effect.gen(function*() {
           const webhooks = yield* WebhookRepository
