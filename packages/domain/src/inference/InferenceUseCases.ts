@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { InferableTargets } from "./InferableTargets.ts"
 import { Inference } from "./Inference.ts"
 import { TraceExport } from "./TraceExport.ts"
 
@@ -8,5 +9,5 @@ import { TraceExport } from "./TraceExport.ts"
  * ServiceModels the models context answers), which the composition provides once for all.
  */
 export const InferenceUseCases = {
-  layer: Layer.mergeAll(Inference.layer, TraceExport.layer)
+  layer: Layer.mergeAll(Inference.layer, TraceExport.layer, InferableTargets.layer)
 }
