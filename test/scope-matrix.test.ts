@@ -28,7 +28,18 @@ describe("every API-token route × every single-scope token", () => {
   it("the document names a scope for every route that takes API tokens", () => {
     const tokenRoutes = routes.filter((r) => r.schemes.includes("ApiToken"))
     expect(tokenRoutes.length).toBeGreaterThan(5)
-    for (const route of tokenRoutes) expect(Scopes, `${route.method} ${route.path}`).toContain(route.requiredScope)
+    for (const route of tokenRoutes) {
+      expect(route.acceptedScopes.length, `${route.method} ${route.path}`).toBeGreaterThan(0)
+      for (const scope of route.acceptedScopes) expect(Scopes, `${route.method} ${route.path}`).toContain(scope)
+    }
+  })
+
+  it("names both inference scopes on the OpenAI model list, each kind's on its retrieve route", () => {
+    const scopesOf = (path: string) => routes.find((r) => r.method === "GET" && r.path === path)?.acceptedScopes
+    expect(scopesOf("/v1/models")).toEqual(["leaderboards:inference", "models:inference"])
+    expect(scopesOf("/v1/models/{target}")).toEqual(["leaderboards:inference", "models:inference"])
+    expect(scopesOf("/v1/models/leaderboard/{leaderboard_id}")).toEqual(["leaderboards:inference"])
+    expect(scopesOf("/v1/models/model/{model_id}")).toEqual(["models:inference"])
   })
 
   it("names the spec's scope on each model and fine-tune route", () => {
@@ -52,17 +63,22 @@ describe("every API-token route × every single-scope token", () => {
     expect(named).toEqual(spec)
   })
 
-  it("the named scope gets past authorisation, every other scope is 403 insufficient_scope", async () => {
+  it("a named scope gets past authorisation, every other scope is 403 insufficient_scope", async () => {
     for (const route of routes.filter((r) => r.schemes.includes("ApiToken"))) {
       for (const scope of Scopes) {
         const reply = await call(route, tokens.get(scope)!)
         const where = `${route.method} ${route.path} with ${scope}: ${reply.status} ${reply.text.slice(0, 200)}`
-        if (scope === route.requiredScope) {
+        if (route.acceptedScopes.includes(scope)) {
           expect([401, 403], where).not.toContain(reply.status)
           expect(reply.status, where).toBeLessThan(500)
         } else {
           expect(reply.status, where).toBe(403)
-          expect(reply.body.error, where).toMatchObject({ code: "insufficient_scope", details: { required_scope: route.requiredScope } })
+          expect(reply.body.error, where).toMatchObject({
+            code: "insufficient_scope",
+            details: route.requiredScope === undefined
+              ? { required_scope: route.acceptedScopes[0], accepted_scopes: route.acceptedScopes }
+              : { required_scope: route.requiredScope }
+          })
         }
       }
     }

@@ -10,7 +10,10 @@ export interface Operation {
   readonly body: any | undefined
   /** The security scheme names accepted (`ApiToken`, `Session`, `PushToken`); empty when public. */
   readonly schemes: ReadonlyArray<string>
+  /** The one scope an API token needs (`x-required-scope`); undefined on a route that takes any of several. */
   readonly requiredScope: string | undefined
+  /** The scopes any one of which gets an API token in: `x-accepted-scopes`, else the required scope alone. */
+  readonly acceptedScopes: ReadonlyArray<string>
 }
 
 /** Every operation of the running service's `/openapi.json`. */
@@ -26,7 +29,8 @@ export const operations = async (podium: Podium): Promise<ReadonlyArray<Operatio
         parameters: op.parameters ?? [],
         body: op.requestBody?.content?.["application/json"]?.schema,
         schemes: [...new Set((op.security ?? []).flatMap((requirement: object) => Object.keys(requirement)))] as Array<string>,
-        requiredScope: op["x-required-scope"]
+        requiredScope: op["x-required-scope"],
+        acceptedScopes: op["x-accepted-scopes"] ?? (op["x-required-scope"] === undefined ? [] : [op["x-required-scope"]])
       })
     }
   }

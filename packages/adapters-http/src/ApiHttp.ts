@@ -9,6 +9,7 @@ import { layerAuthentication } from "./handlers/Authentication.ts"
 import { HealthHttp } from "./health/HealthHttp.ts"
 import { HumanHttp } from "./human/HumanHttp.ts"
 import { InferenceHttp } from "./inference/InferenceHttp.ts"
+import { OpenAiModelsHttp } from "./inference/OpenAiModelsHttp.ts"
 import { TracesHttp } from "./inference/TracesHttp.ts"
 import { DatasetsHttp } from "./integrations/DatasetsHttp.ts"
 import { IntegrationsHttp } from "./integrations/IntegrationsHttp.ts"
@@ -41,7 +42,8 @@ export const ApiHttp = HttpApiBuilder.layer(Api, { openapiPath: openApiPath }).p
     PushDatasetsHttp,
     HumanHttp,
     ModelsHttp,
-    ModelServingHttp
+    ModelServingHttp,
+    OpenAiModelsHttp
   ]),
   Layer.provide(layerAuthentication)
 )

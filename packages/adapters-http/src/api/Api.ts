@@ -4,6 +4,7 @@ import { DatasetAdminApi, PushDatasetsApi } from "../datasets/PushDatasetsApi.ts
 import { HealthApi } from "../health/HealthApi.ts"
 import { HumanApi } from "../human/HumanApi.ts"
 import { InferenceApi } from "../inference/InferenceApi.ts"
+import { OpenAiModelsApi } from "../inference/OpenAiModelsApi.ts"
 import { RequestErrors } from "./Security.ts"
 import { IntegrationsApi } from "../integrations/IntegrationsApi.ts"
 import { InvitesApi } from "../access/InvitesApi.ts"
@@ -41,6 +42,7 @@ export class Api extends HttpApi.make("podium")
   .add(ModelsApi)
   .add(DeploymentsApi)
   .add(ModelInferenceApi)
+  .add(OpenAiModelsApi)
   .add(ModelLogsApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
