@@ -1,6 +1,8 @@
 import { DateTime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { TokenId, WorkspaceId } from "@podium/domain/shared"
+import { randomUUID } from "node:crypto"
+import type { UpdateTokenRequest } from "@podium/adapters-http/access/TokensApi"
+import { TokenId, type WorkspaceId } from "@podium/domain/shared"
 import { aToken, type NewToken, type SignedIn, signedIn } from "./support/Builders.ts"
 import { type Caller, client, expectError, expectValidation, unchecked } from "./support/Client.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
@@ -195,5 +197,127 @@ describe("workspaces and roles", () => {
     // A query the contract forbids: the typed client will not send it.
     const reply = unchecked(podium, "GET", "/api/tokens?business_id=nope", { token: owner.session })
     await expectValidation(reply, ["query", "business_id"])
+  })
+})
+
+type UpdateToken = typeof UpdateTokenRequest.Type
+
+describe("changing API tokens", () => {
+  const update = (token_id: TokenId, payload: UpdateToken, api: Caller = owner.api) =>
+    api((c) => c.tokens.update({ params: { token_id }, payload }))
+
+  it("changes name, expiry and budget, never scopes; the list and the answer agree", async () => {
+    const { secret, token } = await create(aToken(["leaderboards:write"], { name: "before", expires_in: "1h" }))
+    expect(token).toMatchObject({ budget_spent_usd: null, budget_remaining_usd: null, budget_resets_at: null })
+    const expiry = DateTime.add(DateTime.nowUnsafe(), { days: 30 })
+    const changed = (await update(token.id, {
+      name: "after",
+      expires_at: expiry,
+      budget_limit: 2.5,
+      budget_reset_interval: "monthly"
+    })).token
+    const monthStart = DateTime.startOf(DateTime.nowUnsafe(), "month")
+    expect(changed).toMatchObject({
+      id: token.id,
+      name: "after",
+      scopes: ["leaderboards:write"],
+      status: "active",
+      budget_limit: 2.5,
+      budget_reset_interval: "monthly",
+      budget_spent_usd: "0",
+      budget_reserved_usd: "0",
+      budget_remaining_usd: "2.5"
+    })
+    expect(DateTime.toEpochMillis(changed.expires_at!)).toBe(DateTime.toEpochMillis(expiry))
+    expect(DateTime.formatIso(changed.budget_period_start!)).toBe(DateTime.formatIso(monthStart))
+    expect(DateTime.formatIso(changed.budget_resets_at!)).toBe(DateTime.formatIso(DateTime.add(monthStart, { months: 1 })))
+    expect((await listed()).find((t) => t.id === token.id)).toEqual(changed)
+
+    // only what is given changes; null clears
+    const renamed = (await update(token.id, { name: "again" })).token
+    expect(renamed).toMatchObject({ name: "again", budget_limit: 2.5, budget_reset_interval: "monthly" })
+    const cleared = (await update(token.id, { expires_at: null, budget_limit: null, budget_reset_interval: null })).token
+    expect(cleared).toMatchObject({ expires_at: null, budget_limit: null, budget_reset_interval: null, budget_spent_usd: null })
+
+    // scopes are not part of the change: a scopes field is ignored, the token keeps its scopes
+    const reply = await podium.request("PATCH", `/api/tokens/${token.id}`, {
+      token: owner.session,
+      json: { name: "escalate", scopes: ["leaderboards:write", "models:write"] }
+    })
+    expect(reply.status, reply.text).toBe(200)
+    expect(reply.body.token.scopes).toEqual(["leaderboards:write"])
+    await expectError(hubCheck(secret), 502, "upstream_error") // still authenticates with its one scope
+  })
+
+  it("an expired token given a later expiry works again; a revoked one stays revoked", async () => {
+    const { secret, token } = await create(aToken(["leaderboards:write"], { name: "revived", expires_in: "1h" }))
+    await query(podium.databaseUrl, (sql) =>
+      sql`UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = ${token.id}`)
+    await expectError(hubCheck(secret), 401, "unauthorized", "expired")
+    const later = (await update(token.id, { expires_at: DateTime.add(DateTime.nowUnsafe(), { hours: 1 }) })).token
+    expect(later.status).toBe("active")
+    await expectError(hubCheck(secret), 502, "upstream_error", "works again")
+
+    await revoke(token.id)
+    expect((await update(token.id, { expires_at: null })).token.status).toBe("revoked")
+    await expectError(hubCheck(secret), 401, "unauthorized", "revoked")
+  })
+
+  it("refuses bad values with 400 and changes nothing", async () => {
+    const { token } = await create({ name: "steady", budget_limit: 1, budget_reset_interval: "daily" })
+    for (const json of [
+      { budget_limit: -1 },
+      { budget_reset_interval: "hourly" },
+      { expires_at: "yesterday" },
+      { name: "   " },
+      { budget_limit: "1" }
+    ]) {
+      // Payloads the contract forbids: the typed client will not send them.
+      const reply = unchecked(podium, "PATCH", `/api/tokens/${token.id}`, { token: owner.session, json })
+      await expectError(reply, 400, "validation_failed", JSON.stringify(json))
+    }
+    await expectValidation(update(token.id, { expires_at: DateTime.subtract(DateTime.nowUnsafe(), { minutes: 1 }) }), [
+      "payload",
+      "expires_at"
+    ])
+    // a reset interval needs a limit: clearing the limit alone leaves the daily reset without one
+    await expectValidation(update(token.id, { budget_limit: null }), ["payload", "budget_limit"])
+    const unchanged = (await listed()).find((t) => t.id === token.id)
+    expect(unchanged).toMatchObject({ name: "steady", budget_limit: 1, budget_reset_interval: "daily", expires_at: null })
+  })
+
+  it("is 404 for an unknown token and another workspace's, 403 for a member, 401 for an API token", async () => {
+    const { secret, token } = await create({ name: "guarded" })
+    await expectError(update(TokenId.make(randomUUID()), { name: "x" }), 404, "not_found", "unknown")
+    const stranger = await signedIn(podium, "tokens-patch-stranger")
+    await expectError(update(token.id, { name: "taken" }, stranger.api), 404, "not_found", "stranger")
+
+    const boss = await signedIn(podium, "tokens-patch-boss")
+    await boss.api((c) =>
+      c.invites.invite({ payload: { email: "tokens-patch-member@example.com", role: "member", business_id: boss.workspace } })
+    )
+    const member = await signedIn(podium, "tokens-patch-member")
+    const bossToken = await create({ name: "boss's", business_id: boss.workspace }, boss.api)
+    await expectError(update(bossToken.token.id, { name: "mine" }, member.api), 403, "forbidden", "member")
+    // the management routes take sessions only: a token cannot change itself or another
+    await expectError(update(token.id, { name: "self" }, client(podium, secret)), 401, "unauthorized", "API token")
+    expect((await listed()).find((t) => t.id === token.id)?.name).toBe("guarded")
+    expect((await listed(boss.api, boss.workspace)).find((t) => t.id === bossToken.token.id)?.name).toBe("boss's")
+  })
+
+  it("two changes at once both land", async () => {
+    const { token } = await create({ name: "raced", budget_limit: 1, budget_reset_interval: "daily" })
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([
+        update(token.id, { name: `raced ${round}` }),
+        update(token.id, { budget_limit: round + 2 }),
+        update(token.id, { expires_at: DateTime.add(DateTime.nowUnsafe(), { days: round + 1 }) })
+      ])
+      const shown = (await listed()).find((t) => t.id === token.id)!
+      expect(shown.name, `round ${round}`).toBe(`raced ${round}`)
+      expect(shown.budget_limit, `round ${round}`).toBe(round + 2)
+      expect(shown.budget_reset_interval).toBe("daily")
+      expect(shown.expires_at).not.toBeNull()
+    }
   })
 })

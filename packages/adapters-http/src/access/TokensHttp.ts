@@ -1,4 +1,4 @@
-import { DateTime, Effect, Redacted } from "effect"
+import { BigDecimal, DateTime, Effect, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { type DescribedToken, statusAt, ApiTokens } from "@podium/domain/access"
 import { Api } from "../api/Api.ts"
@@ -6,7 +6,13 @@ import { CurrentPrincipal } from "../api/Security.ts"
 import { CreatedTokenView, TokenView } from "./TokensApi.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 
-export const tokenView = ({ creator, token }: DescribedToken, now: DateTime.Utc) =>
+/** Exact decimal USD for the wire: no float rounding, no trailing zeros. */
+const usd = (amount: BigDecimal.BigDecimal) => BigDecimal.format(BigDecimal.normalize(amount))
+
+const remaining = (limit: number, spent: BigDecimal.BigDecimal) =>
+  usd(BigDecimal.max(BigDecimal.fromBigInt(0n), BigDecimal.subtract(BigDecimal.fromNumberUnsafe(limit), spent)))
+
+export const tokenView = ({ creator, spend, token }: DescribedToken, now: DateTime.Utc) =>
   TokenView.make({
     id: token.id,
     business_id: token.workspace_id,
@@ -17,6 +23,13 @@ export const tokenView = ({ creator, token }: DescribedToken, now: DateTime.Utc)
     expires_at: token.expires_at,
     budget_limit: token.budget_limit,
     budget_reset_interval: token.budget_reset_interval,
+    budget_spent_usd: spend === null ? null : usd(spend.settled),
+    budget_reserved_usd: spend === null ? null : usd(spend.reserved),
+    budget_remaining_usd: spend === null || token.budget_limit === null
+      ? null
+      : remaining(token.budget_limit, BigDecimal.sum(spend.settled, spend.reserved)),
+    budget_period_start: spend?.period_start ?? null,
+    budget_resets_at: spend?.resets_at ?? null,
     created_by: token.created_by,
     created_by_email: creator?.email ?? null,
     created_by_member: creator?.member ?? null,
@@ -50,6 +63,11 @@ export const TokensHttp = HttpApiBuilder.group(
       .handle("revoke", ({ params }) =>
         Effect.gen(function*() {
           const token = yield* tokens.revoke(yield* CurrentPrincipal, params.token_id)
+          return { token: tokenView(token, yield* DateTime.now) }
+        }).pipe(mapDomainErrors))
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const token = yield* tokens.amend(yield* CurrentPrincipal, params.token_id, payload)
           return { token: tokenView(token, yield* DateTime.now) }
         }).pipe(mapDomainErrors))
       .handle("remove", ({ params }) =>

@@ -1,5 +1,5 @@
-import { DateTime, Duration, Option, Schema } from "effect"
-import { TokenId, UserId, WorkspaceId } from "../shared/index.ts"
+import { DateTime, Duration, Option, Result, Schema } from "effect"
+import { InvalidInput, TokenId, UserId, WorkspaceId } from "../shared/index.ts"
 import { Scope, Scopes } from "./Scope.ts"
 
 /** API token secrets start with this; push tokens use `hpd_`, so the two never collide. */
@@ -123,4 +123,58 @@ export const budgetWindowEnd = (interval: BudgetResetInterval, now: DateTime.Utc
     case "monthly":
       return DateTime.add(start, { months: 1 })
   }
+}
+
+/**
+ * What an owner may change on a token: name, expiry and budget. Not its scopes (a token keeps the
+ * scopes it was made with; make a new token for others). An omitted field stays as it is.
+ */
+export interface TokenChange {
+  readonly name?: string | undefined
+  /** null: never expires. */
+  readonly expires_at?: DateTime.Utc | null | undefined
+  /** null: no budget. */
+  readonly budget_limit?: number | null | undefined
+  /** null: the spend never resets. */
+  readonly budget_reset_interval?: BudgetResetInterval | null | undefined
+}
+
+/** The current budget window's start for a token (the same as Budget.windowOf, kept here to avoid a cycle). */
+const windowStartOf = (interval: BudgetResetInterval | null, now: DateTime.Utc): DateTime.Utc =>
+  interval === null ? DateTime.makeUnsafe(0) : budgetWindowStart(interval, now)
+
+/** A changed token, and where the current period's spend moves when the reset interval changed its window. */
+export interface AmendedToken {
+  readonly token: ApiToken
+  readonly spendMove: { readonly from: DateTime.Utc; readonly to: DateTime.Utc } | null
+}
+
+/**
+ * `token` changed as asked at `now`. A new limit applies at once to what the current period has
+ * spent. A new reset interval keeps that spend too: it carries into the new interval's current
+ * window (the UTC day, week from Monday or month containing `now`), which ends at the new
+ * interval's next reset. Refused: an expiry not after `now`, and a reset interval without a limit.
+ */
+export const amend = (token: ApiToken, change: TokenChange, now: DateTime.Utc): Result.Result<AmendedToken, InvalidInput> => {
+  if (change.expires_at != null && !DateTime.isGreaterThan(change.expires_at, now)) {
+    return Result.fail(new InvalidInput({ message: "expires_at must be in the future", path: ["expires_at"] }))
+  }
+  const next = new ApiToken({
+    ...token,
+    name: change.name ?? token.name,
+    expires_at: change.expires_at === undefined ? token.expires_at : change.expires_at,
+    budget_limit: change.budget_limit === undefined ? token.budget_limit : change.budget_limit,
+    budget_reset_interval: change.budget_reset_interval === undefined
+      ? token.budget_reset_interval
+      : change.budget_reset_interval
+  })
+  if (next.budget_reset_interval !== null && next.budget_limit === null) {
+    return Result.fail(new InvalidInput({
+      message: "budget_reset_interval needs a budget_limit (set budget_reset_interval to null with it)",
+      path: [change.budget_reset_interval === undefined ? "budget_limit" : "budget_reset_interval"]
+    }))
+  }
+  const from = windowStartOf(token.budget_reset_interval, now)
+  const to = windowStartOf(next.budget_reset_interval, now)
+  return Result.succeed({ token: next, spendMove: DateTime.Equivalence(from, to) ? null : { from, to } })
 }

@@ -1,5 +1,6 @@
-import { Context, DateTime, Effect, Layer, Option, type Redacted, Result } from "effect"
-import { type ApiToken, ApiTokenPrefix, issue, type TokenRequest } from "./ApiToken.ts"
+import { type BigDecimal, Context, DateTime, Effect, Layer, Option, type Redacted, Result } from "effect"
+import { amend as amendToken, type ApiToken, ApiTokenPrefix, issue, type TokenChange, type TokenRequest } from "./ApiToken.ts"
+import { windowOf } from "./Budget.ts"
 import type { Forbidden } from "./AuthErrors.ts"
 import { IdGenerator, InvalidInput, NotFound, TokenId, type UserId, type WorkspaceId } from "../shared/index.ts"
 import type { Principal } from "./Principal.ts"
@@ -24,10 +25,22 @@ export interface TokenCreator {
   readonly member: boolean
 }
 
+/** What a budgeted token has used of its current budget period, in exact decimal USD. */
+export interface TokenSpend {
+  readonly settled: BigDecimal.BigDecimal
+  readonly reserved: BigDecimal.BigDecimal
+  /** When the period began: the UTC day, week (from Monday) or month containing now; null without a reset. */
+  readonly period_start: DateTime.Utc | null
+  /** When the spend next resets; null without a reset interval. */
+  readonly resets_at: DateTime.Utc | null
+}
+
 /** A token with its creator; null for one made on the command line. */
 export interface DescribedToken {
   readonly token: ApiToken
   readonly creator: TokenCreator | null
+  /** The current period's spend; null for a token without a budget. */
+  readonly spend: TokenSpend | null
 }
 
 export interface CreatedToken extends DescribedToken {
@@ -53,6 +66,12 @@ export class ApiTokens extends Context.Service<ApiTokens, {
   readonly create: (principal: Principal, input: CreateTokenInput) => Effect.Effect<CreatedToken, Forbidden | InvalidInput>
   readonly revoke: (principal: Principal, id: TokenId) => Effect.Effect<DescribedToken, Forbidden | NotFound>
   readonly remove: (principal: Principal, id: TokenId) => Effect.Effect<void, Forbidden | NotFound>
+  /** Changes a token's name, expiry or budget (never its scopes); see `amend` for the budget's spend. */
+  readonly amend: (
+    principal: Principal,
+    id: TokenId,
+    change: TokenChange
+  ) => Effect.Effect<DescribedToken, Forbidden | NotFound | InvalidInput>
   /**
    * For the operator's command line, which holds the database and so needs no principal: a token
    * for a workspace named by its id or by its owner's email.
@@ -76,10 +95,24 @@ export class ApiTokens extends Context.Service<ApiTokens, {
         const members = creatorIds.length === 0 ? [] : yield* workspaces.members(workspaceId)
         const users = yield* workspaces.findUsers(creatorIds)
         const creators = new Map(users.map((u) => [u.id, { email: u.email, member: members.some((m) => m.user_id === u.id) }]))
-        return listed.map((token): DescribedToken => ({
-          token,
-          creator: token.created_by === null ? null : creators.get(token.created_by) ?? { email: null, member: false }
-        }))
+        const now = yield* DateTime.now
+        const budgeted = listed.filter((t) => t.budget_limit !== null)
+        const windows = new Map(budgeted.map((t) => [t.id, windowOf(t, now)]))
+        const spent = yield* tokens.spend(budgeted.map((t) => ({ tokenId: t.id, windowStart: windows.get(t.id)!.start })))
+        const spendOf = new Map(budgeted.map((t, i) => [t.id, spent[i]!]))
+        return listed.map((token): DescribedToken => {
+          const window = windows.get(token.id)
+          const spend = spendOf.get(token.id)
+          return {
+            token,
+            creator: token.created_by === null ? null : creators.get(token.created_by) ?? { email: null, member: false },
+            spend: window === undefined || spend === undefined ? null : {
+              ...spend,
+              period_start: window.end === null ? null : window.start,
+              resets_at: window.end
+            }
+          }
+        })
       })
 
       const list = Effect.fn("ApiTokens.list")(function*(principal: Principal, businessId: WorkspaceId | undefined) {
@@ -107,7 +140,8 @@ export class ApiTokens extends Context.Service<ApiTokens, {
         const membership = yield* administratorOf(principal, input.business_id)
         const created = yield* mint(membership.workspace_id, membership.user_id, input)
         const email = principal._tag === "SessionPrincipal" ? principal.user.email : null
-        return { ...created, creator: { email, member: true } }
+        const [described_] = yield* described(membership.workspace_id, [created.token])
+        return { ...created, spend: described_!.spend, creator: { email, member: true } }
       })
 
       const bootstrap = Effect.fn("ApiTokens.bootstrap")(function*(
@@ -118,7 +152,8 @@ export class ApiTokens extends Context.Service<ApiTokens, {
         if (Option.isNone(found)) {
           return yield* new NotFound({ resource: "workspace", id: "id" in workspace ? workspace.id : workspace.ownerEmail })
         }
-        return { ...yield* mint(found.value, null, input), creator: null }
+        const created = yield* mint(found.value, null, input)
+        return { ...created, ...(yield* described(found.value, [created.token]))[0]!, creator: null }
       })
 
       /** A token the caller administers; one in a workspace they cannot see does not exist for them. */
@@ -144,7 +179,15 @@ export class ApiTokens extends Context.Service<ApiTokens, {
         if (!(yield* tokens.remove(id))) return yield* new NotFound({ resource: "token", id })
       })
 
-      return ApiTokens.of({ list, create, revoke, remove, bootstrap })
+      const amend = Effect.fn("ApiTokens.amend")(function*(principal: Principal, id: TokenId, change: TokenChange) {
+        yield* administered(principal, id)
+        const now = yield* DateTime.now
+        const amended = yield* tokens.amend(id, (current) => amendToken(current, change, now))
+        if (Option.isNone(amended)) return yield* new NotFound({ resource: "token", id })
+        return (yield* described(amended.value.workspace_id, [amended.value]))[0]!
+      })
+
+      return ApiTokens.of({ list, create, revoke, remove, amend, bootstrap })
     })
   )
 }
