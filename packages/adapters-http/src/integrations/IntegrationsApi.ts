@@ -77,10 +77,11 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
       error: [Forbidden, NotFound]
     }).annotateMerge(OpenApi.annotations({
       summary: "Remove a provider integration",
-      description: "Deletes the workspace's stored token for the provider (204). From then on nothing of the " +
-        "workspace uses it: Router or Hub candidates without their own token, judges, auto-selection, base " +
-        "models and hub dataset reads call the provider without a token (this instance at once, other instances " +
-        "as soon as the database announces the change). 404 `not_found` when the workspace has none for the " +
+      description: "Deletes the workspace's stored token for the provider (204). The workspace's " +
+        "Router or Hub candidates without their own token, judges, auto-selection, base " +
+        "models and hub dataset reads call the provider without a token from their next call (this instance at " +
+        "once, other instances as soon as the database announces the change; a run's chunk of rows already under " +
+        "way finishes with the token it started with). 404 `not_found` when the workspace has none for the " +
         "provider. Owners and admins; a member is refused 403 `forbidden`."
     }))
   )
