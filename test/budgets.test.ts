@@ -1,3 +1,4 @@
+import { DateTime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import type { InferenceRequest } from "@podium/adapters-http/inference/InferenceApi"
@@ -87,6 +88,43 @@ describe("token budgets", () => {
     expect(after.settled).toBeCloseTo(0.1, 9)
     expect(after.settled).toBeLessThanOrEqual(0.095 + 0.01 + 1e-9)
     expect(fake.seen.filter((s) => s.path === "/chat/completions").length).toBeGreaterThanOrEqual(10)
+  })
+
+  it("the token list shows the period's exact spend; a changed limit keeps it, a changed period carries it over", async () => {
+    // Each call costs 0.01 (500 output tokens at 20 per million).
+    const id = await servedLeaderboard({ input: 0, output: 20 })
+    const { api, token } = await budgetToken(0.035)
+    for (let i = 0; i < 3; i++) await infer(id, api)
+    const shown = async () => (await owner.api((c) => c.tokens.list({ query: {} }))).tokens.find((t) => t.id === token.id)!
+    const today = DateTime.startOf(DateTime.nowUnsafe(), "day")
+    const spent = await shown()
+    // 0.035 - 0.03 is 0.0050000000000000044 in floating point: the answer is exact
+    expect(spent).toMatchObject({ budget_spent_usd: "0.03", budget_reserved_usd: "0", budget_remaining_usd: "0.005" })
+    expect(DateTime.formatIso(spent.budget_period_start!)).toBe(DateTime.formatIso(today))
+    expect(DateTime.formatIso(spent.budget_resets_at!)).toBe(DateTime.formatIso(DateTime.add(today, { days: 1 })))
+
+    const update = (payload: { budget_limit?: number; budget_reset_interval?: "monthly" }) =>
+      owner.api((c) => c.tokens.update({ params: { token_id: token.id }, payload }))
+    const lowered = (await update({ budget_limit: 0.02 })).token
+    expect(lowered).toMatchObject({ budget_limit: 0.02, budget_spent_usd: "0.03", budget_remaining_usd: "0" })
+    await expectError(infer(id, api), 429, "budget_exceeded", "below what was spent")
+
+    const month = DateTime.startOf(DateTime.nowUnsafe(), "month")
+    const monthly = (await update({ budget_reset_interval: "monthly" })).token
+    expect(monthly).toMatchObject({ budget_reset_interval: "monthly", budget_spent_usd: "0.03", budget_remaining_usd: "0" })
+    expect(DateTime.formatIso(monthly.budget_period_start!)).toBe(DateTime.formatIso(month))
+    expect(DateTime.formatIso(monthly.budget_resets_at!)).toBe(DateTime.formatIso(DateTime.add(month, { months: 1 })))
+    await expectError(infer(id, api), 429, "budget_exceeded", "the spend came along")
+
+    const raised = (await update({ budget_limit: 0.05 })).token
+    expect(raised).toMatchObject({ budget_spent_usd: "0.03", budget_remaining_usd: "0.02" })
+    await infer(id, api)
+    expect(await shown()).toMatchObject({ budget_spent_usd: "0.04", budget_reserved_usd: "0", budget_remaining_usd: "0.01" })
+    const rows = await query(podium.databaseUrl, (sql) =>
+      sql`SELECT window_start, settled_usd::text AS settled FROM token_spend WHERE token_id = ${token.id}`)
+    expect(rows.map((r) => [(r["window_start"] as Date).toISOString(), r["settled"]])).toEqual([
+      [DateTime.formatIso(month), "0.04"]
+    ])
   })
 
   it("a failed call releases its reservation and costs nothing", async () => {
