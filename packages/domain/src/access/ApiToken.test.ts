@@ -1,10 +1,10 @@
-import { DateTime, Option } from "effect"
+import { DateTime, Option, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { TokenId } from "../shared/index.ts"
 import { UserId } from "../shared/index.ts"
 import { WorkspaceId } from "../shared/index.ts"
-import { budgetWindowEnd, budgetWindowStart, expiryFor, issue, shouldRecordUse, statusAt } from "./ApiToken.ts"
+import { amend, budgetWindowEnd, budgetWindowStart, expiryFor, issue, shouldRecordUse, statusAt } from "./ApiToken.ts"
 import { Scopes } from "./Scope.ts"
 
 const now = DateTime.makeUnsafe("2026-11-18T15:30:00.000Z") // a Wednesday
@@ -64,6 +64,52 @@ describe("issuing a token", () => {
     }, issued)
     expect([token.scopes, token.expires_at, token.budget_limit, token.budget_reset_interval])
       .toEqual([["models:read", "leaderboards:read"], DateTime.add(now, { days: 1 }), 0, "weekly"])
+  })
+})
+
+describe("changing a token", () => {
+  const token = issue({ name: "ci", scopes: ["models:read"], budget_limit: 5, budget_reset_interval: "daily" }, {
+    id: TokenId.make("00000000-0000-4000-8000-000000000001"),
+    workspaceId: WorkspaceId.make("00000000-0000-4000-8000-000000000002"),
+    displayPrefix: "pod_abcd",
+    createdBy: null,
+    now
+  })
+  const changed = (change: Parameters<typeof amend>[1]) => Result.getOrThrow(amend(token, change, now))
+  const refused = (change: Parameters<typeof amend>[1]) => {
+    const result = amend(token, change, now)
+    if (Result.isSuccess(result)) throw new Error("expected a refusal")
+    return result.failure.path
+  }
+
+  it("changes only the fields given, keeps scopes, and moves no spend when the window stays", () => {
+    const expiry = DateTime.add(now, { days: 2 })
+    const { spendMove, token: next } = changed({ name: "renamed", expires_at: expiry, budget_limit: 1 })
+    expect([next.name, next.expires_at, next.budget_limit, next.budget_reset_interval, next.scopes])
+      .toEqual(["renamed", expiry, 1, "daily", ["models:read"]])
+    expect(spendMove).toBeNull()
+    expect(changed({}).token).toEqual(token)
+  })
+
+  it("a new reset interval moves the spend from the old window to the new one containing now", () => {
+    // Wednesday 2026-11-18: the day starts that midnight, the week on Monday the 16th, the month on the 1st
+    const iso = (change: Parameters<typeof amend>[1]) => {
+      const move = changed(change).spendMove
+      return move === null ? null : [DateTime.formatIso(move.from), DateTime.formatIso(move.to)]
+    }
+    expect(iso({ budget_reset_interval: "weekly" })).toEqual(["2026-11-18T00:00:00.000Z", "2026-11-16T00:00:00.000Z"])
+    expect(iso({ budget_reset_interval: "monthly" })).toEqual(["2026-11-18T00:00:00.000Z", "2026-11-01T00:00:00.000Z"])
+    expect(iso({ budget_reset_interval: null })).toEqual(["2026-11-18T00:00:00.000Z", "1970-01-01T00:00:00.000Z"])
+    expect(iso({ budget_reset_interval: "daily" })).toBeNull()
+  })
+
+  it("refuses an expiry not in the future and a reset interval without a limit", () => {
+    expect(refused({ expires_at: now })).toEqual(["expires_at"])
+    expect(refused({ expires_at: DateTime.subtract(now, { seconds: 1 }) })).toEqual(["expires_at"])
+    expect(refused({ budget_limit: null })).toEqual(["budget_limit"])
+    expect(refused({ budget_limit: null, budget_reset_interval: "weekly" })).toEqual(["budget_reset_interval"])
+    expect(changed({ budget_limit: null, budget_reset_interval: null }).token.budget_limit).toBeNull()
+    expect(changed({ expires_at: null }).token.expires_at).toBeNull()
   })
 })
 
