@@ -305,6 +305,35 @@ describe("changing API tokens", () => {
     expect((await listed(boss.api, boss.workspace)).find((t) => t.id === bossToken.token.id)?.name).toBe("boss's")
   })
 
+  it("a new reset interval carries the spend and the reservations in flight into the new period", async () => {
+    const { token } = await create({ name: "lifetime", budget_limit: 10 }) // no reset: the window starts at 1970
+    const today = DateTime.startOf(DateTime.nowUnsafe(), "day")
+    const reservation = randomUUID()
+    await query(podium.databaseUrl, (sql) =>
+      sql`INSERT INTO token_spend (token_id, window_start, settled_usd, reserved_usd)
+          VALUES (${token.id}, to_timestamp(0), 0.5, 0.25),
+                 (${token.id}, ${DateTime.toDate(today)}, 9, 0)`) // stale: from an earlier daily setting
+    await query(podium.databaseUrl, (sql) =>
+      sql`INSERT INTO token_reservations (id, token_id, window_start, amount_usd, expires_at)
+          VALUES (${reservation}, ${token.id}, to_timestamp(0), 0.25, now() + interval '5 minutes')`)
+    expect((await listed()).find((t) => t.id === token.id)).toMatchObject({
+      budget_spent_usd: "0.5",
+      budget_reserved_usd: "0.25",
+      budget_remaining_usd: "9.25",
+      budget_period_start: null,
+      budget_resets_at: null
+    })
+    const daily = (await update(token.id, { budget_reset_interval: "daily" })).token
+    expect(daily).toMatchObject({ budget_spent_usd: "0.5", budget_reserved_usd: "0.25", budget_remaining_usd: "9.25" })
+    expect(DateTime.formatIso(daily.budget_period_start!)).toBe(DateTime.formatIso(today))
+    const rows = await query(podium.databaseUrl, (sql) =>
+      sql`SELECT s.window_start, s.settled_usd::text AS settled, r.window_start AS held_in
+          FROM token_spend s LEFT JOIN token_reservations r ON r.token_id = s.token_id AND r.id = ${reservation}
+          WHERE s.token_id = ${token.id}`)
+    expect(rows.map((r) => [(r["window_start"] as Date).toISOString(), r["settled"], (r["held_in"] as Date).toISOString()]))
+      .toEqual([[DateTime.formatIso(today), "0.5", DateTime.formatIso(today)]])
+  })
+
   it("two changes at once both land", async () => {
     const { token } = await create({ name: "raced", budget_limit: 1, budget_reset_interval: "daily" })
     for (let round = 0; round < 10; round++) {
