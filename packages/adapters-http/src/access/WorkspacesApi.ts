@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { WorkspaceId } from "@podium/domain/shared"
 import { Role } from "@podium/domain/access"
 import { Forbidden } from "../api/Errors.ts"
-import { Timestamp } from "../api/Schemas.ts"
+import { CursorPage, cursorQuery, Timestamp } from "../api/Schemas.ts"
 import { SessionAuth } from "../api/Security.ts"
 
 export const WorkspaceView = Schema.Struct({
@@ -18,16 +18,8 @@ export type WorkspaceView = typeof WorkspaceView.Type
 export class WorkspacesApi extends HttpApiGroup.make("workspaces")
   .add(
     HttpApiEndpoint.get("list", "/api/workspaces", {
-      query: {
-        limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))),
-        cursor: Schema.optionalKey(WorkspaceId)
-      },
-      success: Schema.Struct({
-        data: Schema.Array(WorkspaceView),
-        next_cursor: Schema.NullOr(WorkspaceId).annotate({
-          description: "Pass as `cursor` for the next page (the last workspace's id) while more remain, else null"
-        })
-      }),
+      query: cursorQuery(WorkspaceId),
+      success: CursorPage(WorkspaceView, WorkspaceId),
       error: Forbidden
     }).annotateMerge(OpenApi.annotations({
       summary: "The workspaces the signed-in user belongs to",

@@ -28,3 +28,21 @@ export const Label = (max: number) =>
     Schema.isMaxLength(max),
     Schema.isPattern(/\S/, { message: "Expected a non-blank string" })
   )
+
+/** A cursor page's `limit`: 1–100 (the route says its default). */
+export const PageLimit = Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
+
+/** A cursor-paged list's query: `limit` and `cursor`, the previous page's `next_cursor`. */
+export const cursorQuery = <C extends Schema.Top>(cursor: C) => ({
+  limit: Schema.optionalKey(PageLimit),
+  cursor: Schema.optionalKey(cursor)
+})
+
+/** A page of a cursor-paged list: `data` in the list's order and the cursor of the next page. */
+export const CursorPage = <A extends Schema.Top, C extends Schema.Top>(item: A, cursor: C) =>
+  Schema.Struct({
+    data: Schema.Array(item),
+    next_cursor: Schema.NullOr(cursor).annotate({
+      description: "Pass as `cursor` for the next page (the last item's id) while more remain, else null"
+    })
+  })

@@ -20,7 +20,7 @@ import {
 import { WorkspaceId } from "@podium/domain/shared"
 import { Forbidden, NotFound } from "../api/Errors.ts"
 import { LeaderboardArchived, NoPreviousServing } from "./LeaderboardsErrors.ts"
-import { Label, Timestamp } from "../api/Schemas.ts"
+import { CursorPage, cursorQuery, Label, Timestamp } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 import { RunView } from "../runs/RunView.ts"
 
@@ -213,16 +213,8 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
     }).annotateMerge(requiresScope(write)).annotate(OpenApi.Summary, "Remove a candidate model"),
     HttpApiEndpoint.get("servingHistory", "/api/leaderboards/:leaderboard_id/serving-history", {
       params: LeaderboardParams,
-      query: {
-        limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))),
-        cursor: Schema.optionalKey(ServingEntryId)
-      },
-      success: Schema.Struct({
-        data: Schema.Array(ServingHistoryEntryView),
-        next_cursor: Schema.NullOr(ServingEntryId).annotate({
-          description: "Pass as `cursor` for the next page (the last entry's id) while older entries remain, else null"
-        })
-      }),
+      query: cursorQuery(ServingEntryId),
+      success: CursorPage(ServingHistoryEntryView, ServingEntryId),
       error: NotFound
     }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
       summary: "A leaderboard's serving history, newest first",

@@ -32,7 +32,7 @@ import {
   NoSuccessfulFineTune,
   NoTrainingData
 } from "./ModelsErrors.ts"
-import { IsoTimestamp, Label, Uuid } from "../api/Schemas.ts"
+import { CursorPage, cursorQuery, IsoTimestamp, Label, Uuid } from "../api/Schemas.ts"
 import { ApiTokenAuth, requiresScope } from "../api/Security.ts"
 import { LeaderboardView, PageQuery } from "../leaderboards/LeaderboardsApi.ts"
 
@@ -414,16 +414,8 @@ export class ModelsApi extends HttpApiGroup.make("models")
     })),
     HttpApiEndpoint.get("deploymentHistory", "/api/models/:model_id/deployment-history", {
       params,
-      query: {
-        limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))),
-        cursor: Schema.optionalKey(DeploymentEntryId)
-      },
-      success: Schema.Struct({
-        data: Schema.Array(DeploymentHistoryEntryView),
-        next_cursor: Schema.NullOr(DeploymentEntryId).annotate({
-          description: "Pass as `cursor` for the next page (the last entry's id) while older entries remain, else null"
-        })
-      }),
+      query: cursorQuery(DeploymentEntryId),
+      success: CursorPage(DeploymentHistoryEntryView, DeploymentEntryId),
       error: NotFound
     }).annotateMerge(requiresScope(read)).annotateMerge(OpenApi.annotations({
       summary: "The model's deployment history, newest first",
