@@ -584,7 +584,7 @@ describe("the CLI helps a new user", () => {
   it("--help describes every command and subcommand", async () => {
     const help = await runPodium(["--help"])
     expect(help.code, help.stderr).toBe(0)
-    for (const command of ["serve", "migrate", "token", "dev-session"]) {
+    for (const command of ["serve", "migrate", "token", "dev-session", "eval"]) {
       expect(help.stdout, command).toMatch(new RegExp(`^  ${command} +\\S`, "m"))
     }
     const token = await runPodium(["token", "--help"])
