@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest"
 import { ApiToken, InsufficientScope, Principal, type Scope } from "../access/index.ts"
 import { NotFound, TokenId, WorkspaceId } from "../shared/index.ts"
 import { uuid } from "../testing/index.ts"
-import { callableKinds, type InferableTarget, InferableTargets, InferableTargetsRepository } from "./InferableTargets.ts"
+import { callableKinds, InferableTargets } from "./InferableTargets.ts"
+import { type InferableTarget, InferableTargetsRepository } from "./InferableTargetsRepository.ts"
 
 const workspace = WorkspaceId.make(uuid(100))
 const target = (kind: InferableTarget["kind"], n: number): InferableTarget => ({
