@@ -82,6 +82,18 @@ export class Deployments extends Context.Service<Deployments, {
       const versionOf = (modelId: ModelId, versionId: ModelVersionId) =>
         Effect.map(fineTunes.findVersion(versionId), Option.filter((v) => v.model_id === modelId))
 
+      /** The version's deployment status now (after a store refused a change), or "gone". */
+      const statusNow = (modelId: ModelId, versionId: ModelVersionId) =>
+        Effect.map(versionOf(modelId, versionId), Option.match({ onNone: () => "gone", onSome: (v) => v.deployment_status }))
+
+      /** Appends a change of what `model` serves to its deployment history. */
+      const record = (
+        model: { readonly id: ModelId; readonly workspace_id: WorkspaceId },
+        change: Pick<DeploymentHistoryEntry, "at" | "kind" | "from_version_id" | "to_version_id" | "actor" | "evidence">
+      ) =>
+        Effect.flatMap(ids.make(DeploymentEntryId), (id) =>
+          history.append(new DeploymentHistoryEntry({ id, workspace_id: model.workspace_id, model_id: model.id, reason: null, ...change })))
+
       const deploy = Effect.fn("Deployments.deploy")(function*(
         principal: Principal,
         modelId: ModelId,
@@ -101,27 +113,17 @@ export class Deployments extends Context.Service<Deployments, {
         // `now` is stored as the version's deployed_at: the check's key, so a requeue finds the same execution;
         // the store checks `deployable` again, under the row's lock, against a deploy racing this one
         if (!(yield* deployments.start(model.id, versionId, deployment, now))) {
-          const current = yield* versionOf(model.id, versionId)
-          return yield* new VersionDeployed({
-            version_id: versionId,
-            status: Option.match(current, { onNone: () => "gone", onSome: (v) => v.deployment_status })
-          })
+          return yield* new VersionDeployed({ version_id: versionId, status: yield* statusNow(model.id, versionId) })
         }
         // recorded when asked (the actor is the asker's), whether or not the check then makes it active
-        yield* history.append(
-          new DeploymentHistoryEntry({
-            id: yield* ids.make(DeploymentEntryId),
-            workspace_id: model.workspace_id,
-            model_id: model.id,
-            at: now,
-            kind: deployKindOf(version.value, Option.getOrNull(active)),
-            from_version_id: Option.match(active, { onNone: () => null, onSome: (v) => v.id }),
-            to_version_id: versionId,
-            actor: deploymentActorOf(principal),
-            evidence: { deployment },
-            reason: null
-          })
-        )
+        yield* record(model, {
+          at: now,
+          kind: deployKindOf(version.value, Option.getOrNull(active)),
+          from_version_id: Option.match(active, { onNone: () => null, onSome: (v) => v.id }),
+          to_version_id: versionId,
+          actor: deploymentActorOf(principal),
+          evidence: { deployment }
+        })
         yield* queue.enqueue(versionId, DateTime.formatIso(now))
         return Option.getOrThrow(yield* versionOf(model.id, versionId))
       })
@@ -133,26 +135,16 @@ export class Deployments extends Context.Service<Deployments, {
         if (Option.isNone(version)) return yield* new NotFound({ resource: "model version", id: versionId })
         // the store stops it only if it is active still, against a deployment or stop racing this one
         if (!(yield* deployments.stop(model.id, versionId))) {
-          const current = yield* versionOf(model.id, versionId)
-          return yield* new VersionNotDeployed({
-            version_id: versionId,
-            status: Option.match(current, { onNone: () => "gone", onSome: (v) => v.deployment_status })
-          })
+          return yield* new VersionNotDeployed({ version_id: versionId, status: yield* statusNow(model.id, versionId) })
         }
-        yield* history.append(
-          new DeploymentHistoryEntry({
-            id: yield* ids.make(DeploymentEntryId),
-            workspace_id: model.workspace_id,
-            model_id: model.id,
-            at: yield* DateTime.now,
-            kind: "stop",
-            from_version_id: versionId,
-            to_version_id: null,
-            actor: deploymentActorOf(principal),
-            evidence: null,
-            reason: null
-          })
-        )
+        yield* record(model, {
+          at: yield* DateTime.now,
+          kind: "stop",
+          from_version_id: versionId,
+          to_version_id: null,
+          actor: deploymentActorOf(principal),
+          evidence: null
+        })
         return Option.getOrThrow(yield* versionOf(model.id, versionId))
       })
 
