@@ -166,10 +166,12 @@ describe("inference through the chosen model", () => {
     expect(fake.seen.at(-1)!.headers.authorization).toBeUndefined()
   })
 
-  it("rejects streaming, ambiguous or missing input, and other workspaces", async () => {
+  it("rejects ambiguous or missing input and other workspaces; a stream the upstream does not stream is 502", async () => {
     const id = await leaderboard()
     await choose(owner.api, id, await candidate(id, { name: "router", model_name: "x/y" }))
-    await expectError(infer(id, { input: "hi", stream: true }), 400, "streaming_unsupported")
+    // this fake answers JSON whatever it is asked: no event stream, so nothing was streamed
+    const unstreamed = await expectError(infer(id, { input: "hi", stream: true }), 502, "upstream_error")
+    expect(unstreamed.error.message).toContain("answered with something other than an event stream")
     for (const payload of [{ input: "a", prompt: "b" }, {}, { messages: [] }]) {
       await expectError(infer(id, payload), 400, "validation_failed", JSON.stringify(payload))
     }

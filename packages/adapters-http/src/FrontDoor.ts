@@ -10,7 +10,7 @@
  * What a front route does not take as it comes (see `makeFrontDoor`) it declines, untouched, to the
  * router.
  */
-import { Context, Effect, Exit, type Fiber, LogLevel, Schema, SchemaAST, SchemaIssue } from "effect"
+import { Context, Effect, Exit, type Fiber, LogLevel, Schema, SchemaAST, SchemaIssue, type Scope, Stream } from "effect"
 import { FindMyWay, HttpRouter } from "effect/http"
 import { HttpApi, type HttpApiEndpoint, HttpApiError } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -55,7 +55,7 @@ interface Raw {
 /** An endpoint with the core that answers it, ready to be built into the front door. */
 export interface FrontEndpoint {
   readonly endpoint: HttpApiEndpoint.Top
-  readonly build: (options: ParseOptions) => (principal: Principal, raw: Raw) => Effect.Effect<Served, unknown>
+  readonly build: (options: ParseOptions) => (principal: Principal, raw: Raw) => Effect.Effect<Served, unknown, Scope.Scope>
 }
 
 const invalidJson = new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: "Expected a valid JSON body" }))
@@ -191,6 +191,38 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
       response.end(body)
     }
 
+    /**
+     * Writes a streamed answer: the head at once (so the client has the headers before the first
+     * chunk), then each chunk as it comes, waiting for the socket to drain when it is full (the
+     * stream is pulled no faster than the client reads). Ends when the stream does; a client gone
+     * stops it (the fiber is interrupted on close).
+     */
+    const writeStream = (
+      response: ServerResponse,
+      requestId: string,
+      headers: Readonly<Record<string, string>>,
+      contentType: string,
+      body: Stream.Stream<Uint8Array>
+    ): Effect.Effect<void> => {
+      if (response.destroyed || response.headersSent) return Effect.void
+      response.writeHead(200, { ...headers, "content-type": contentType, ...nosniff, "x-request-id": requestId })
+      response.flushHeaders()
+      const drained = Effect.callback<void>((resume) => {
+        const done = () => {
+          response.off("drain", done)
+          response.off("close", done)
+          resume(Effect.void)
+        }
+        response.on("drain", done)
+        response.on("close", done)
+      })
+      return Stream.runForEachArray(body, (chunks) => {
+        let room = true
+        for (const chunk of chunks) room = response.write(chunk)
+        return room || response.destroyed ? Effect.void : drained
+      }).pipe(Effect.andThen(Effect.sync(() => response.end())))
+    }
+
     /** Writes an error answer. */
     const writeError = (response: ServerResponse, requestId: string, answer: ErrorAnswer) =>
       answer.body === undefined
@@ -216,7 +248,7 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
       const spanName = `http.server ${endpoint.method}`
 
       /** The endpoint's answer (or error answer) to a request whose body, if any, passed the check. */
-      const answer = (request: IncomingMessage, raw: Raw, requestId: string): Effect.Effect<Served | ErrorAnswer> =>
+      const answer = (request: IncomingMessage, raw: Raw, requestId: string): Effect.Effect<Served | ErrorAnswer, never, Scope.Scope> =>
         authenticate(presentedOf(request.headers, request.socket.remoteAddress), requirement).pipe(
           Effect.flatMap((principal) => serve(principal, raw)),
           Effect.catchCause((cause) => answerOfCause(cause, declared)),
@@ -230,14 +262,19 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
         requestId: string,
         started: number
       ) => {
-        const answered = Effect.flatMap(answer(request, raw, requestId), (answer) => {
+        // the core's scope spans the writing: a streamed answer's resources go once it is written or cut off
+        const answered = Effect.scoped(Effect.flatMap(answer(request, raw, requestId), (answer) => {
           if ("status" in answer) {
             writeError(response, requestId, answer)
             return logged(request, requestId, started, answer.status)
           }
-          write(response, requestId, 200, answer.headers, answer.contentType, answer.body)
+          const { body, contentType, headers } = answer
+          if (typeof body !== "string") {
+            return Effect.andThen(writeStream(response, requestId, headers, contentType, body), logged(request, requestId, started, 200))
+          }
+          write(response, requestId, 200, headers, contentType, body)
           return logged(request, requestId, started, 200)
-        })
+        }))
         const fiber = run(Effect.withSpan(answered, spanName, {
           kind: "server",
           captureStackTrace: false,

@@ -29,6 +29,7 @@ import deploymentHistory from "./migrations/0025_deployment_history.ts"
 import runSample from "./migrations/0026_run_sample.ts"
 import webhookSecretAt from "./migrations/0027_webhook_secret_at.ts"
 import integrationKeyHint from "./migrations/0028_integration_key_hint.ts"
+import traceCancelled from "./migrations/0029_trace_cancelled.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -59,7 +60,8 @@ export const loader = PgMigrator.fromRecord({
   "0025_deployment_history": deploymentHistory,
   "0026_run_sample": runSample,
   "0027_webhook_secret_at": webhookSecretAt,
-  "0028_integration_key_hint": integrationKeyHint
+  "0028_integration_key_hint": integrationKeyHint,
+  "0029_trace_cancelled": traceCancelled
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ChatProvider, type ChatRequest, type ChatTarget } from "@podium/domain/inference"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { ChatProvider, type ChatRequest, type ChatTarget, type ChatStream, type StreamOptions } from "@podium/domain/inference"
+import { Effect, Layer, Option, Redacted, Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ChatProviderOpenAi, type ChatProviderOpenAiOptions } from "./ChatProviderOpenAi.ts"
 import { SafeHttp } from "./SafeHttpClient.ts"
@@ -20,6 +20,79 @@ const completion = (usage: Record<string, unknown> | undefined) => ({
 
 const json = (response: ServerResponse, status: number, body: unknown) =>
   response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
+
+const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  id: "gen-1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "acme/tiny",
+  choices: [{ index: 0, delta, finish_reason: null }],
+  ...extra
+})
+const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`
+const usageEvent = event({ ...chunk({}), choices: [], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } })
+
+/** OpenRouter's stream of "Bonjour é😀": a comment, the deltas, the finish, the usage chunk, [DONE]. */
+const script = [
+  ": OPENROUTER PROCESSING\n\n",
+  event(chunk({ role: "assistant", content: "" })),
+  event(chunk({ content: "Bon" })),
+  event(chunk({ content: "jour é😀" })),
+  event({ ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+  usageEvent,
+  "data: [DONE]\n\n"
+].join("")
+const scriptBytes = Buffer.from(script)
+/** Cut in the middle of the first data event and of 😀. */
+const scriptPieces = (() => {
+  const emoji = scriptBytes.indexOf(Buffer.from("😀"))
+  const cuts = [40, emoji + 2, scriptBytes.length]
+  return cuts.map((cut, i) => scriptBytes.subarray(i === 0 ? 0 : cuts[i - 1], cut))
+})()
+
+const toolScript = [
+  event(chunk({ role: "assistant", content: null })),
+  event(chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "weather", arguments: "" } }] })),
+  event(chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] })),
+  event(chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Paris\"}" } }] })),
+  "data: [DONE]\n\n"
+].join("")
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Writes an event stream piece by piece, a few milliseconds apart, so the pieces arrive apart. */
+const writeEvents = async (
+  response: ServerResponse,
+  pieces: ReadonlyArray<string | Uint8Array>,
+  then: "end" | "reset" | "stall" = "end",
+  gapMs = 10
+) => {
+  response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
+  for (const piece of pieces) {
+    response.write(piece)
+    await sleep(gapMs)
+  }
+  if (then === "end") response.end()
+  else if (then === "reset") response.socket?.destroy()
+}
+
+/** The fake's view of the last endless or big stream: when it closed, and how much it wrote by then. */
+const upstreamStream = { closed: Promise.resolve(false), written: 0 }
+
+/** Writes events until the reader goes away, honouring TCP backpressure: it writes only what is read. */
+const writeEndlessly = (response: ServerResponse, eventSize: number) => {
+  upstreamStream.written = 0
+  upstreamStream.closed = new Promise((resolve) => response.on("close", () => resolve(!response.writableFinished)))
+  response.writeHead(200, { "content-type": "text/event-stream" })
+  const piece = event(chunk({ content: "x".repeat(eventSize) }))
+  const write = () => {
+    while (!response.destroyed) {
+      upstreamStream.written += piece.length
+      if (!response.write(piece)) return response.once("drain", write)
+    }
+  }
+  write()
+}
 
 interface Seen {
   readonly method: string | undefined
@@ -71,6 +144,34 @@ const fake = (request: IncomingMessage, response: ServerResponse) => {
           ...completion(undefined),
           choices: [{ index: 0, message: { role: "assistant", content: "a\u0000b\ud800c" } }]
         })
+      case "tool-calls":
+        return json(response, 200, {
+          ...completion(undefined),
+          choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: toolCalls }, finish_reason: "tool_calls" }]
+        })
+      case "stream":
+        return writeEvents(response, scriptPieces)
+      case "stream-crlf":
+        return writeEvents(response, [script.replaceAll("\n", "\r\n")])
+      case "stream-tools":
+        return writeEvents(response, [toolScript])
+      case "stream-reset":
+        return writeEvents(response, [event(chunk({ content: "Bon" }))], "reset")
+      case "stream-early":
+        return writeEvents(response, [event(chunk({ content: "Bon" })), event(chunk({ content: "jour" }))])
+      case "stream-error":
+        return writeEvents(response, [
+          event(chunk({ content: "Bon" })),
+          event({ error: { message: `Overloaded for key ${token}`, code: 502 } })
+        ])
+      case "stream-stall":
+        return writeEvents(response, [event(chunk({ content: "Bon" }))], "stall")
+      case "stream-slow":
+        return writeEvents(response, [...script.split(/(?<=\n\n)/)], "end", 100)
+      case "stream-endless":
+        return writeEndlessly(response, 10)
+      case "stream-big":
+        return writeEndlessly(response, 1000)
       case "hang":
         return
       case "slow":
@@ -80,6 +181,8 @@ const fake = (request: IncomingMessage, response: ServerResponse) => {
     }
   })
 }
+
+const toolCalls = [{ id: "call_1", type: "function", function: { name: "weather", arguments: "{\"city\":\"Paris\"}" } }]
 
 const upstream = loopbackServer(fake)
 
@@ -114,6 +217,31 @@ const complete = (
 
 const failure = (chatTarget: ChatTarget, options?: Partial<ChatProviderOpenAiOptions>) =>
   Effect.flip(complete(chatTarget, request, options))
+
+const passOn: StreamOptions = { includeUsage: true }
+
+/** Runs `use` over a stream of the target's answer, inside the layer (the pool closes with it). */
+const streaming = <A, E>(
+  chatTarget: ChatTarget,
+  use: (stream: ChatStream) => Effect.Effect<A, E>,
+  streamOptions: StreamOptions = passOn,
+  options?: Partial<ChatProviderOpenAiOptions>,
+  chatRequest: ChatRequest = request
+) =>
+  ChatProvider.use((provider) => Effect.flatMap(provider.stream(chatTarget, chatRequest, streamOptions), use)).pipe(
+    Effect.provide(
+      ChatProviderOpenAi.layer({ routerBaseUrl: `${upstream.url()}/api/v1`, ...options }).pipe(
+        Layer.provide(SafeHttp.layer({ allowPrivateNetwork: true }))
+      )
+    )
+  )
+
+/** All of a stream's events, as the pieces it gave and as text. */
+const collect = (stream: ChatStream) =>
+  Effect.map(Stream.runCollect(stream.events), (pieces) => ({
+    pieces: pieces.map((piece) => Buffer.from(piece).toString("utf8")),
+    text: Buffer.concat(pieces).toString("utf8")
+  }))
 
 describe("ChatProviderOpenAi", () => {
   it.effect("calls the router with a bearer token and returns the upstream's answer", () =>
@@ -342,5 +470,216 @@ describe("ChatProviderOpenAi", () => {
       )
       assert.include(failed.reason, "is not a public address")
       assert.include(failed.reason, "ALLOW_PRIVATE_NETWORK_TARGETS=true")
+    }))
+
+  it.effect("sends the caller's parameters and messages as given, under Podium's own fields", () =>
+    Effect.gen(function*() {
+      const tools = [{ type: "function", function: { name: "weather", parameters: { type: "object" } } }]
+      const messages = [
+        { role: "user", content: [{ type: "text", text: "Weather?" }, { type: "image_url", image_url: { url: "data:," } }] },
+        { role: "assistant", content: null, tool_calls: toolCalls },
+        { role: "tool", tool_call_id: "call_1", content: "sunny", name: "weather" }
+      ]
+      const parameters = {
+        tools,
+        tool_choice: "auto",
+        seed: 7,
+        user: "u-1",
+        stop: ["\n\n"],
+        max_completion_tokens: 99,
+        temperature: 1.5,
+        model: "evil",
+        messages: [],
+        stream: true,
+        stream_options: { include_usage: false }
+      }
+      const responseFormat = { type: "json_schema", json_schema: { name: "x", schema: {} } }
+      yield* complete(target(), { messages, parameters, temperature: 0.2, response_format: responseFormat })
+      assert.deepStrictEqual(seen.at(-1)!.body, {
+        model: "acme/tiny",
+        messages,
+        tools,
+        tool_choice: "auto",
+        seed: 7,
+        user: "u-1",
+        stop: ["\n\n"],
+        max_completion_tokens: 99,
+        temperature: 0.2,
+        response_format: responseFormat
+      })
+
+
+      // a stream sends the same, and always asks for the usage chunk
+      yield* streaming(target({ modelName: "stream" }), collect, passOn, {}, { messages, parameters })
+      assert.deepStrictEqual(seen.at(-1)!.body, {
+        model: "stream",
+        messages,
+        tools,
+        tool_choice: "auto",
+        seed: 7,
+        user: "u-1",
+        stop: ["\n\n"],
+        max_completion_tokens: 99,
+        temperature: 1.5,
+        stream: true,
+        stream_options: { include_usage: true }
+      })
+    }))
+
+  it.effect("records the tool calls as the output of an answer without text", () =>
+    Effect.gen(function*() {
+      const result = yield* complete(target({ modelName: "tool-calls" }))
+      assert.strictEqual(result.output, JSON.stringify(toolCalls))
+    }))
+
+  it.effect("streams the upstream's events as they came, whole, and keeps what they said", () =>
+    Effect.gen(function*() {
+      const { pieces, text } = yield* streaming(target({ modelName: "stream" }), (stream) =>
+        Effect.map(collect(stream), (collected) => ({ ...collected, received: stream.received() })).pipe(
+          Effect.tap(({ received }) =>
+            Effect.sync(() =>
+              assert.deepStrictEqual(received, {
+                output: "Bonjour é😀",
+                usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
+                costUsd: null,
+                latencyMs: 0,
+                error: null
+              })
+            )
+          )
+        ))
+      assert.strictEqual(text, script)
+      for (const piece of pieces) assert.match(piece, /\n\n$/)
+      const call = seen.at(-1)!
+      assert.strictEqual(call.headers.accept, "text/event-stream")
+      assert.deepStrictEqual(call.body, {
+        model: "stream",
+        messages: request.messages,
+        stream: true,
+        stream_options: { include_usage: true }
+      })
+    }))
+
+  it.effect("reads CRLF events, tool-call deltas, and prices the usage when no cost is reported", () =>
+    Effect.gen(function*() {
+      const crlf = yield* streaming(
+        target({ modelName: "stream-crlf", inputPricePerMTokens: 1, outputPricePerMTokens: 2 }),
+        (stream) => Effect.map(collect(stream), ({ text }) => ({ text, received: stream.received() }))
+      )
+      assert.strictEqual(crlf.text, script.replaceAll("\n", "\r\n"))
+      assert.strictEqual(crlf.received.output, "Bonjour é😀")
+      assert.closeTo(crlf.received.costUsd!, (12 * 1 + 3 * 2) / 1e6, 1e-15)
+
+      const tools = yield* streaming(target({ modelName: "stream-tools" }), (stream) =>
+        Effect.map(collect(stream), () => stream.received()))
+      assert.deepStrictEqual(JSON.parse(tools.output!), toolCalls)
+      assert.isNull(tools.usage)
+    }))
+
+  it.effect("without include_usage the caller gets no usage chunk, but the trace keeps the usage", () =>
+    Effect.gen(function*() {
+      const { received, text } = yield* streaming(
+        target({ modelName: "stream" }),
+        (stream) => Effect.map(collect(stream), ({ text }) => ({ text, received: stream.received() })),
+        { includeUsage: false }
+      )
+      assert.strictEqual(text, script.replace(usageEvent, ""))
+      assert.deepStrictEqual(received.usage, { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 })
+    }))
+
+  it.effect("answers in the name asked for", () =>
+    Effect.gen(function*() {
+      const { text } = yield* streaming(target({ modelName: "stream" }), collect, { includeUsage: true, answerAs: "podium/best" })
+      const data = text.split("\n\n").filter((_) => _.startsWith("data: {")).map((_) => JSON.parse(_.slice(6)))
+      assert.strictEqual(data.length, 5)
+      for (const chunk of data) assert.strictEqual(chunk.model, "podium/best")
+      assert.isTrue(text.endsWith("data: [DONE]\n\n"))
+      assert.notInclude(text, "acme/tiny")
+    }))
+
+  it.effect("fails the events when the upstream breaks off or ends without [DONE], after passing what came", () =>
+    Effect.gen(function*() {
+      for (const [modelName, reason] of [["stream-reset", "the router broke off the stream"], ["stream-early", "the router ended the stream early"]]) {
+        const passed: Array<string> = []
+        const error = yield* streaming(target({ modelName }), (stream) =>
+          Stream.runForEach(stream.events, (piece) => Effect.sync(() => passed.push(Buffer.from(piece).toString("utf8"))))
+            .pipe(Effect.flip))
+        assert.strictEqual(error._tag, "ChatProviderFailed")
+        assert.strictEqual(error.reason, reason)
+        assert.isNull(error.upstream_status)
+        assert.isTrue(passed.join("").startsWith(event(chunk({ content: "Bon" }))), modelName)
+      }
+    }))
+
+  it.effect("passes the upstream's error event on without the token, and keeps its message", () =>
+    Effect.gen(function*() {
+      const { received, text } = yield* streaming(
+        target({ modelName: "stream-error" }),
+        (stream) => Effect.map(collect(stream), ({ text }) => ({ text, received: stream.received() }))
+      )
+      assert.strictEqual(received.error, "Overloaded for key [redacted]")
+      assert.strictEqual(received.output, "Bon")
+      assert.include(text, "Overloaded for key [redacted]")
+      assert.notInclude(text, SECRET)
+    }))
+
+  it.effect("fails before any event as complete does: an error status, or an answer that is not an event stream", () =>
+    Effect.gen(function*() {
+      const refused = yield* streaming(target({ modelName: "unauthorised" }), collect).pipe(Effect.flip)
+      assert.strictEqual(refused.upstream_status, 401)
+      assert.strictEqual(refused.reason, "the router answered 401: No auth credentials found for [redacted]")
+      const json = yield* streaming(target({ modelName: "no-choices" }), collect).pipe(Effect.flip)
+      assert.strictEqual(json.upstream_status, 200)
+      assert.strictEqual(json.reason, "the router answered without an event stream: Rate limited [redacted]")
+      const refusedConnection = yield* streaming(target({ platform: "Custom", url: "http://127.0.0.1:1/v1" }), collect)
+        .pipe(Effect.flip)
+      assert.strictEqual(refusedConnection.reason, "could not reach the endpoint")
+    }))
+
+  it.live("bounds the wait for the headers and between events, not the whole stream", () =>
+    Effect.gen(function*() {
+      const options = { timeout: "300 millis" } as const
+      const silent = yield* streaming(target({ modelName: "hang" }), collect, passOn, options).pipe(Effect.flip)
+      assert.strictEqual(silent.reason, "the router did not answer within 0.3 s")
+      const stalled = yield* streaming(target({ modelName: "stream-stall" }), collect, passOn, options).pipe(Effect.flip)
+      assert.strictEqual(stalled.reason, "the router sent nothing for 0.3 s")
+      assert.isNull(stalled.upstream_status)
+      assert.isAtLeast(stalled.latency_ms, 250)
+      // 7 events 100 ms apart: longer than the time-out in all
+      const slow = yield* streaming(target({ modelName: "stream-slow" }), (stream) =>
+        Effect.map(collect(stream), ({ text }) => ({ text, received: stream.received() })), passOn, options)
+      assert.strictEqual(slow.text, script)
+      assert.isAbove(slow.received.latencyMs, 500)
+    }))
+
+  it.live("interrupting the consumer aborts the upstream call", () =>
+    Effect.gen(function*() {
+      const { aborted, text } = yield* streaming(target({ modelName: "stream-endless" }), (stream) =>
+        Effect.gen(function*() {
+          const pieces = yield* Stream.runCollect(Stream.take(stream.events, 3))
+          // while the pool is still open: the call itself is aborted, not its connection pool
+          const aborted = yield* Effect.promise(() => upstreamStream.closed).pipe(Effect.timeout("1 second"))
+          return { aborted, text: Buffer.concat(pieces).toString() }
+        }))
+      assert.isTrue(text.startsWith(event(chunk({ content: "x".repeat(10) }))))
+      assert.isTrue(aborted, "the upstream's response closed before it finished")
+    }))
+
+  it.live("reads only as fast as the consumer: a slow reader keeps the upstream waiting", () =>
+    Effect.gen(function*() {
+      const written = yield* streaming(target({ modelName: "stream-big" }), (stream) =>
+        Effect.scoped(Effect.gen(function*() {
+          const pull = yield* Stream.toPull(stream.events)
+          yield* pull
+          yield* Effect.sleep("300 millis")
+          const early = upstreamStream.written
+          yield* Effect.sleep("300 millis")
+          return { early, late: upstreamStream.written }
+        })).pipe(
+          Effect.tap(() => Effect.promise(() => upstreamStream.closed).pipe(Effect.timeout("1 second")))
+        ))
+      // the kernel's socket buffers and undici's high-water mark, not the 50 MB it would write at once
+      assert.isBelow(written.early, 16 * 1024 * 1024)
+      assert.strictEqual(written.late, written.early, "nothing more is written while nobody reads")
     }))
 })

@@ -5,7 +5,6 @@ import { apiError, ErrorClass, type ErrorAnswers, UpstreamError } from "../api/E
 // The HTTP errors of inference through a leaderboard or a served model; a candidate that fails
 // answers with the shared `upstream_error`.
 
-export class StreamingUnsupported extends ErrorClass<StreamingUnsupported>()("StreamingUnsupported", 400, "streaming_unsupported") {}
 export class NoServingModel extends ErrorClass<NoServingModel>()(
   "NoServingModel",
   409,
@@ -21,8 +20,6 @@ export class NoActiveDeployment extends ErrorClass<NoActiveDeployment>()(
 
 /** Inference's domain errors as contract errors; `ChatProviderFailed` is a provider's, which inference turns into `UpstreamFailed`. */
 export const inferenceErrors = {
-  StreamingUnsupported: () =>
-    Effect.fail(apiError(StreamingUnsupported, "Streaming is not supported: send stream false or leave it out")),
   NoServingModel: (e) =>
     Effect.fail(apiError(NoServingModel, "The leaderboard has no model to serve: choose one with PATCH /api/leaderboards/{id} " +
         "{\"chosen_model_strategy\": \"manual\", \"chosen_leaderboard_model_id\": \"<candidate id>\"}, " +

@@ -4,7 +4,8 @@ import { InferenceRequest } from "@podium/domain/inference"
 import { DeployOptions, maxLogsPerPage, ModelId } from "@podium/domain/models"
 import { Forbidden, NotFound, UpstreamError } from "../api/Errors.ts"
 import { BudgetExceeded } from "../access/AccessErrors.ts"
-import { NoActiveDeployment, StreamingUnsupported } from "../inference/InferenceErrors.ts"
+import { NoActiveDeployment } from "../inference/InferenceErrors.ts"
+import { budgetBound, wholeRequest } from "../inference/InferenceApi.ts"
 import { NoSuccessfulFineTune, VersionDeployed, VersionNotDeployed } from "./ModelsErrors.ts"
 import { ModelVersionId } from "@podium/domain/shared"
 import { IsoTimestamp, Timestamp, Uuid } from "../api/Schemas.ts"
@@ -54,21 +55,23 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
 
 const ProviderResponse = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "The version's chat-completion JSON, as the provider answered but with `model` set to the Podium " +
-    "model's name (never where the version lives). Headers: X-Service-Model-Id, " +
+    "model's name (never where the version lives); with `stream: true`, `text/event-stream` in OpenAI's chunk " +
+    "format. Headers (sent before the first event when streaming): X-Service-Model-Id, " +
     "X-Service-Model-Version-Id (the immutable version that answered), X-Service-Model-Message-Id (its inference " +
     "log), X-Service-Trace-Id (its trace on the model's first leaderboard)."
 })
 
-const inferenceErrors = [NotFound, StreamingUnsupported, NoSuccessfulFineTune, NoActiveDeployment, BudgetExceeded, UpstreamError]
+const inferenceErrors = [NotFound, NoSuccessfulFineTune, NoActiveDeployment, BudgetExceeded, UpstreamError]
 
 const modelDescription = "The most recently deployed active version of the model answers (409 `no_successful_fine_tune` " +
   "before a fine-tune succeeded, 409 `no_active_deployment` when no version is active). The request is the " +
   "leaderboard inference request, read by the same rule: `messages` (which win over input, prompt, question and " +
   "query sent alongside) or exactly one of those four as the user's message; none or two is 400 " +
-  "`validation_failed`, `stream: true` 400 `streaming_unsupported`. The conversation is sent as given (no " +
-  "challenge applies; a `few_shot` version puts its demonstrations in front), `max_tokens` defaults to the " +
-  "deployment's `default_max_new_tokens`. The answer's `model` is the Podium model's name. Budgets apply as " +
-  "for leaderboard inference; every call is traced " +
+  "`validation_failed`. The conversation is sent as given (no " +
+  "challenge applies; a `few_shot` version puts its demonstrations in front), `max_tokens` (or " +
+  "`max_completion_tokens`) defaults to the deployment's `default_max_new_tokens`. The answer's `model` is the " +
+  "Podium model's name (in every event when streaming). " + wholeRequest + " Budgets apply as for leaderboard " +
+  "inference (" + budgetBound + "); every call is traced " +
   "and logged (GET …/inference/logs), and delivered to the model's webhook when it is on."
 
 const modelEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path, summary: string) =>

@@ -6,7 +6,7 @@ import { Deployments, type InferenceLog, ModelInference, ModelLogs, ModelWebhook
 import { Links, type ModelId, type ModelVersionId } from "@podium/domain/shared"
 import { Api } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { handlerOf, type Served } from "../EndpointCore.ts"
+import { errorAsLastEvent, eventStreamHeaders, eventStreamType, handlerOf, type Served } from "../EndpointCore.ts"
 import { mapDomainErrors } from "../handlers/ErrorMapping.ts"
 import { versionViewOf } from "./ModelsHttp.ts"
 
@@ -42,16 +42,21 @@ export const modelInference = Effect.map(Effect.service(ModelInference), (infere
       readonly payload: InferenceRequest
     }
   ) =>
-    mapDomainErrors(Effect.map(inference.infer(principal, params.model_id, params.version_id ?? null, payload), (served): Served => ({
-      contentType: "application/json",
-      body: served.body,
-      headers: {
+    mapDomainErrors(Effect.map(inference.infer(principal, params.model_id, params.version_id ?? null, payload), (served): Served => {
+      const headers = {
         "x-service-model-id": served.model_id,
         "x-service-model-version-id": served.version_id,
         "x-service-model-message-id": served.message_id,
         ...(served.trace_id === null ? {} : { "x-service-trace-id": served.trace_id })
       }
-    }))))
+      return served.events === undefined
+        ? { contentType: "application/json", body: served.body ?? "", headers }
+        : {
+          contentType: eventStreamType,
+          body: errorAsLastEvent(served.events, (e) => mapDomainErrors(Effect.fail(e))),
+          headers: { ...headers, ...eventStreamHeaders }
+        }
+    })))
 
 const ModelInferenceHttp = HttpApiBuilder.group(
   Api,

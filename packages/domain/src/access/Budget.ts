@@ -1,4 +1,5 @@
 import { DateTime, Schema } from "effect"
+import type { RequestMessage } from "../shared/index.ts"
 import { type ApiToken, budgetWindowEnd, budgetWindowStart } from "./ApiToken.ts"
 
 /** The window a token's spend accrues in: UTC day, week from Monday, month; without an interval, forever. */
@@ -52,22 +53,70 @@ export type CallBound =
   | { readonly _tag: "Unbounded"; readonly maxTokens: number }
 
 /**
+ * Tokens an image part (`image_url`) is bounded by, whatever its size or detail: above what the
+ * common vision models charge for one image (OpenAI's high detail tops out at 1,445 for a 768×2048
+ * tiling; Anthropic's at about 1,600 for 1.15 megapixels).
+ */
+export const imageAllowanceTokens = 2_000
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null
+
+/** A value's bytes as sent: a string's UTF-8 length, else its JSON's. */
+const jsonBytes = (value: unknown): number =>
+  value === undefined || value === null ? 0 : utf8Bytes(typeof value === "string" ? value : JSON.stringify(value))
+
+/** Input tokens a content may take: its text, each text part's, `imageAllowanceTokens` per image, any other part's JSON. */
+const contentBytes = (content: unknown): number => {
+  if (!Array.isArray(content)) return jsonBytes(content)
+  let bytes = 0
+  for (const part of content) {
+    bytes += !isRecord(part)
+      ? jsonBytes(part)
+      : part.type === "text" && typeof part.text === "string"
+      ? utf8Bytes(part.text)
+      : part.type === "image_url"
+      ? imageAllowanceTokens
+      : jsonBytes(part)
+  }
+  return bytes
+}
+
+/** Input tokens a message may take: its role and content, any other property's JSON (tool calls), and the allowance. */
+const messageBytes = (message: RequestMessage): number => {
+  let bytes = utf8Bytes(message.role) + messageAllowanceTokens
+  for (const [key, value] of Object.entries(message)) {
+    if (key !== "role") bytes += key === "content" ? contentBytes(value) : jsonBytes(value)
+  }
+  return bytes
+}
+
+/** The request parameters a model reads as input besides the messages. */
+const modelInputs = ["tools", "functions", "tool_choice", "function_call", "response_format"] as const
+
+/**
  * The reservation of a budgeted call: an upper bound of its cost whenever the prices are known.
  * Input tokens are bounded by the UTF-8 bytes of the messages (a token is at least one byte in the
- * byte-level tokenisers models use) plus `messageAllowanceTokens` per message; output tokens by
+ * byte-level tokenisers models use: text, text parts, tool calls and any other property as JSON)
+ * plus `messageAllowanceTokens` per message and `imageAllowanceTokens` per image part, and by the
+ * JSON of the `parameters` the model reads as input (`modelInputs`: tool definitions, a response
+ * format's schema); output tokens by
  * `max_tokens`, or `defaultMaxTokens` when the caller sets none, which is then sent upstream so
- * the bound holds.
+ * the bound holds, times the `n` choices asked for.
  */
 export const boundCall = (
   prices: Prices,
-  messages: ReadonlyArray<{ readonly role: string; readonly content: string }>,
+  messages: ReadonlyArray<RequestMessage>,
   maxTokens: number | undefined,
-  defaultMaxTokens: number
+  defaultMaxTokens: number,
+  parameters?: Readonly<Record<string, unknown>>
 ): CallBound => {
   const output = maxTokens ?? defaultMaxTokens
   if (prices.input === null || prices.output === null) return { _tag: "Unbounded", maxTokens: output }
-  const input = messages.reduce((n, m) => n + utf8Bytes(m.content) + utf8Bytes(m.role) + messageAllowanceTokens, 0)
-  return { _tag: "Bounded", amount: (input * prices.input + output * prices.output) / 1_000_000, maxTokens: output }
+  let input = 0
+  if (parameters !== undefined) for (const key of modelInputs) input += jsonBytes(parameters[key])
+  for (const message of messages) input += messageBytes(message)
+  const choices = typeof parameters?.n === "number" && parameters.n > 1 ? parameters.n : 1
+  return { _tag: "Bounded", amount: (input * prices.input + output * choices * prices.output) / 1_000_000, maxTokens: output }
 }
 
 /**

@@ -1,6 +1,6 @@
-import { Context, type Effect, type Option, type Redacted, Schema } from "effect"
+import { Context, type Effect, type Option, type Redacted, Schema, type Scope, type Stream } from "effect"
 import type { AuthType, Platform } from "../leaderboards/index.ts"
-import type { ChatMessage } from "../shared/index.ts"
+import type { RequestMessage } from "../shared/index.ts"
 
 /** Where and how to call one candidate (Router, Hub or Custom; Service goes to model inference). */
 export interface ChatTarget {
@@ -20,11 +20,18 @@ export interface ChatTarget {
 }
 
 export interface ChatRequest {
-  readonly messages: ReadonlyArray<ChatMessage>
+  readonly messages: ReadonlyArray<RequestMessage>
   readonly temperature?: number | undefined
   readonly max_tokens?: number | undefined
   /** OpenAI's `response_format` (a judge asks for a JSON schema), sent as given. */
   readonly response_format?: unknown
+  /**
+   * The serving path's other chat-completions parameters as the caller sent them (`tools`,
+   * `tool_choice`, `top_p`, `stop`, `seed`, `user`, `logprobs`, `max_completion_tokens`...), sent
+   * as given beside the fields above (which win). Never `model`, `messages`, `stream` or
+   * `stream_options`: the provider sets those.
+   */
+  readonly parameters?: Readonly<Record<string, unknown>> | undefined
 }
 
 export interface ChatUsage {
@@ -44,6 +51,40 @@ export interface ChatCompletion {
   readonly latencyMs: number
 }
 
+/** What a streamed answer has brought so far; all of it once its events have ended. */
+export interface StreamReceived {
+  /** The text of `choices[0]`'s deltas, else its tool calls as JSON; null while there is neither. */
+  readonly output: string | null
+  readonly usage: ChatUsage | null
+  /** As for `ChatCompletion`: `usage.cost`, else priced usage, else null. */
+  readonly costUsd: number | null
+  /** Since the call was made. */
+  readonly latencyMs: number
+  /** The upstream's own error event (`data: {"error": ...}`), passed on to the caller, when it sent one. */
+  readonly error: string | null
+}
+
+/** How a stream is passed on. */
+export interface StreamOptions {
+  /** Whether the caller asked for the usage chunk (`stream_options.include_usage`); the upstream is always asked for it. */
+  readonly includeUsage: boolean
+  /** Answer in this name: each event's `model` is replaced (a model's versions answer as the model). */
+  readonly answerAs?: string | undefined
+}
+
+/**
+ * A streamed chat completion, once the upstream has answered 2xx with an event stream: its
+ * server-sent events in OpenAI's chunk format, whole events, passed on as they arrive and pulled
+ * (a slow reader slows the upstream down), ending after `data: [DONE]`. Interrupting the stream
+ * aborts the upstream call, and so does closing the scope it was opened in before the stream ended
+ * (or when it was never run). It fails with ChatProviderFailed when the upstream fails mid-stream
+ * (the events before were passed on).
+ */
+export interface ChatStream {
+  readonly events: Stream.Stream<Uint8Array, ChatProviderFailed>
+  readonly received: () => StreamReceived
+}
+
 /** The candidate could not answer: an upstream 4xx/5xx, a time-out, a refused connection, invalid JSON. */
 export class ChatProviderFailed extends Schema.TaggedError<ChatProviderFailed>()("ChatProviderFailed", {
   candidate_id: Schema.String,
@@ -53,7 +94,18 @@ export class ChatProviderFailed extends Schema.TaggedError<ChatProviderFailed>()
   latency_ms: Schema.Number
 }) {}
 
-/** OpenAI chat completions against a candidate. */
+/**
+ * OpenAI chat completions against a candidate: `complete` for the whole answer, `stream` for its
+ * events as they come (failing, before any event, as `complete` fails).
+ */
 export class ChatProvider extends Context.Service<ChatProvider, {
   readonly complete: (target: ChatTarget, request: ChatRequest) => Effect.Effect<ChatCompletion, ChatProviderFailed>
+  readonly stream: (
+    target: ChatTarget,
+    request: ChatRequest,
+    options: StreamOptions
+  ) => Effect.Effect<ChatStream, ChatProviderFailed, Scope.Scope>
 }>()("@podium/domain/inference/ChatProvider") {}
+
+/** A stream's `received` before anything arrived. */
+export const nothingReceived = (latencyMs: number): StreamReceived => ({ output: null, usage: null, costUsd: null, latencyMs, error: null })

@@ -1,4 +1,4 @@
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, DateTime, Effect, Exit, Layer, Option, Result, type Scope, Stream } from "effect"
 import {
   type Candidate,
   type Leaderboard,
@@ -6,20 +6,36 @@ import {
   type LeaderboardId,
   Leaderboards,
 } from "../leaderboards/index.ts"
-import { type InvalidInput, type NotFound, hotSpan } from "../shared/index.ts"
-import { NoServingModel, StreamingUnsupported, UpstreamFailed } from "./InferenceErrors.ts"
+import { hotSpan, IdGenerator, type InvalidInput, type NotFound } from "../shared/index.ts"
+import { NoServingModel, UpstreamFailed } from "./InferenceErrors.ts"
 import { type BudgetExceeded, boundCall, chargeOf, priceSubject, type Principal } from "../access/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
-import { CandidateCalls } from "./CandidateCalls.ts"
+import { CandidateCalls, type StreamEnd } from "./CandidateCalls.ts"
+import { type ChatProviderFailed, nothingReceived, type StreamReceived } from "./ChatProvider.ts"
 import { BudgetDefaultMaxTokens } from "./PriceCatalogue.ts"
-import type { InferenceRequest } from "./InferenceRequest.ts"
+import { cappedParameters, forwardedParameters, type InferenceRequest, requestedMaxTokens } from "./InferenceRequest.ts"
 import { buildMessages } from "./Prompt.ts"
+import { TraceId } from "./Trace.ts"
 
-export interface Served {
-  /** The upstream's JSON, as it arrived. */
-  readonly body: string
+/**
+ * A served call's answer: the upstream's JSON as it arrived (`body`), or for `stream: true` its
+ * server-sent events as they arrive (`events`, failing with UpstreamFailed when the upstream fails
+ * mid-stream; the events before it were passed on).
+ */
+export type Answer =
+  | { readonly body: string; readonly events?: undefined }
+  | { readonly body?: undefined; readonly events: Stream.Stream<Uint8Array, UpstreamFailed> }
+
+export type Served = Answer & {
   readonly traceId: string
   readonly candidate: Candidate
+}
+
+/** How a stream that stopped ended, for its trace: the caller went away (interrupted), the upstream failed, or all of it. */
+export const streamEnd = (exit: Exit.Exit<unknown, ChatProviderFailed>): StreamEnd => {
+  if (Exit.isSuccess(exit)) return { _tag: "Ended" }
+  const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+  return failure !== undefined ? { _tag: "Failed", reason: failure.error.reason } : { _tag: "Cancelled" }
 }
 
 /**
@@ -42,7 +58,11 @@ export const servingCandidate = (
 /**
  * Production traffic through a leaderboard's serving candidate; every call leaves a trace. A Service
  * candidate is answered by its model's deployed version (ServiceModels), traced and budgeted here
- * like any candidate; a model that cannot answer fails like an upstream (502).
+ * like any candidate; a model that cannot answer fails like an upstream (502). The caller's whole
+ * chat-completions request is forwarded (`forwardedParameters`); `stream: true` answers the
+ * upstream's events as they come, the call's trace written once when the stream stops (with the
+ * whole text, or `cancelled` with what had arrived when the caller went away) and its budget
+ * settled then.
  */
 export class Inference extends Context.Service<Inference, {
   readonly infer: (
@@ -53,11 +73,11 @@ export class Inference extends Context.Service<Inference, {
     Served,
     | NotFound
     | InvalidInput
-    | StreamingUnsupported
     | LeaderboardArchived
     | NoServingModel
     | UpstreamFailed
-    | BudgetExceeded
+    | BudgetExceeded,
+    Scope.Scope
   >
 }>()("@podium/domain/inference/Inference") {
   static readonly layer = Layer.effect(
@@ -67,52 +87,92 @@ export class Inference extends Context.Service<Inference, {
       const calls = yield* CandidateCalls
       const defaultMaxTokens = yield* BudgetDefaultMaxTokens
       const { reserve, settle } = yield* CallBudgets
+      const ids = yield* IdGenerator
 
       const infer = Effect.fnUntraced(function*(
         principal: Principal,
         leaderboardId: LeaderboardId,
         request: InferenceRequest
       ) {
-        if (request.stream === true) return yield* new StreamingUnsupported()
         const { candidates, credentials, leaderboard, ranking_winner } = yield* leaderboards.serving(principal, leaderboardId)
         if (leaderboard.status === "archived") return yield* new LeaderboardArchived({ leaderboard_id: leaderboardId })
         const prompt = yield* Effect.fromResult(buildMessages(request, leaderboard.challenge))
         const candidate = servingCandidate(leaderboard, candidates, ranking_winner)
         if (candidate === undefined) return yield* new NoServingModel({ leaderboard_id: leaderboardId })
-        const { prices, send } = yield* calls.candidate(candidate, leaderboard.workspace_id, credentials)
-        const bound = boundCall(prices, prompt.messages, request.max_tokens, defaultMaxTokens)
-        // Once the upstream is called the call is paid for: finish it and record its trace even if
-        // the client hangs up meanwhile (waiting for the budget can still be given up).
-        return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
-          const reservation = yield* restore(reserve(principal, bound, priceSubject(`candidate ${candidate.id}`, prices)))
-          const result = yield* Effect.result(send({
-            messages: prompt.messages,
-            temperature: request.temperature,
-            // a budgeted call's output is capped, so its reservation bounds what it costs
-            max_tokens: Option.isSome(reservation) ? bound.maxTokens : request.max_tokens
+        const call = yield* calls.candidate(candidate, leaderboard.workspace_id, credentials)
+        const parameters = forwardedParameters(request)
+        const bound = boundCall(call.prices, prompt.messages, requestedMaxTokens(request), defaultMaxTokens, parameters)
+        const subject = priceSubject(`candidate ${candidate.id}`, call.prices)
+        /** The request sent: a budgeted call's output is capped, so its reservation bounds what it costs. */
+        const chat = (reservation: Option.Option<string>) => ({
+          messages: prompt.messages,
+          parameters: Option.isSome(reservation) ? cappedParameters(parameters, bound.maxTokens) : parameters
+        })
+        const traced = (created_at: DateTime.Utc, id?: string) => ({
+          id,
+          workspace_id: leaderboard.workspace_id,
+          leaderboard_id: leaderboard.id,
+          leaderboard_model_id: candidate.id,
+          source: "inference" as const,
+          run_id: null,
+          input: prompt.input,
+          messages: prompt.messages,
+          token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
+          created_at
+        })
+        const failed = (reason: string, trace_id: string) =>
+          new UpstreamFailed({ candidate_id: candidate.id, candidate_name: candidate.name, reason, trace_id })
+
+        if (request.stream === true) {
+          const includeUsage = request.stream_options?.include_usage === true
+          return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
+            const reservation = yield* restore(reserve(principal, bound, subject))
+            const traceId = yield* ids.make(TraceId)
+            const created_at = yield* DateTime.now
+            // The call is settled and traced once, when it stops: its stream ends, fails or is cut off,
+            // or the caller's scope closes first (the caller went away before or while it ran).
+            let received = () => nothingReceived(0)
+            let finished = false
+            const finish = (end: StreamEnd, got: StreamReceived, charge: number | null) =>
+              Effect.suspend(() => {
+                if (finished) return Effect.void
+                finished = true
+                return Effect.andThen(
+                  settle(reservation, charge),
+                  calls.trace(traced(created_at, traceId), { _tag: "Streamed", received: got, end })
+                )
+              })
+            yield* Effect.addFinalizer(() => Effect.suspend(() => finish({ _tag: "Cancelled" }, received(), chargeOf(bound, received().costUsd))))
+            const opened = yield* Effect.result(restore(call.stream(chat(reservation), { includeUsage })))
+            if (Result.isFailure(opened)) {
+              const { latency_ms, reason } = opened.failure
+              yield* finish({ _tag: "Failed", reason }, nothingReceived(latency_ms), null)
+              return yield* failed(reason, traceId)
+            }
+            received = opened.success.received
+            const served: Served = {
+              traceId,
+              candidate,
+              events: opened.success.events.pipe(
+                Stream.onExit((exit) => Effect.suspend(() => finish(streamEnd(exit), received(), chargeOf(bound, received().costUsd)))),
+                Stream.mapError((e) => failed(e.reason, traceId))
+              )
+            }
+            return served
           }))
+        }
+
+        // Once the upstream is called the call is paid for: finish it and record its trace even if the
+        // client hangs up meanwhile (waiting for the budget can still be given up).
+        return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
+          const reservation = yield* restore(reserve(principal, bound, subject))
+          const result = yield* Effect.result(call.send(chat(reservation)))
           const created_at = yield* DateTime.now
           yield* settle(reservation, result._tag === "Success" ? chargeOf(bound, result.success.costUsd) : null)
-          const traceId = yield* calls.trace({
-            workspace_id: leaderboard.workspace_id,
-            leaderboard_id: leaderboard.id,
-            leaderboard_model_id: candidate.id,
-            source: "inference",
-            run_id: null,
-            input: prompt.input,
-            messages: prompt.messages,
-            token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
-            created_at
-          }, result)
-          if (result._tag === "Failure") {
-            return yield* new UpstreamFailed({
-              candidate_id: candidate.id,
-              candidate_name: candidate.name,
-              reason: result.failure.reason,
-              trace_id: traceId
-            })
-          }
-          return { body: result.success.body, traceId, candidate }
+          const traceId = yield* calls.trace(traced(created_at), result)
+          if (result._tag === "Failure") return yield* failed(result.failure.reason, traceId)
+          const served: Served = { body: result.success.body, traceId, candidate }
+          return served
         }))
       }, hotSpan("Inference.infer"))
 

@@ -1,7 +1,5 @@
 import { Schema } from "effect"
 
-export class StreamingUnsupported extends Schema.TaggedError<StreamingUnsupported>()("StreamingUnsupported", {}) {}
-
 /** The leaderboard has no candidate to serve: no run winner and no chosen candidate. */
 export class NoServingModel extends Schema.TaggedError<NoServingModel>()("NoServingModel", {
   leaderboard_id: Schema.String

@@ -1,6 +1,6 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Scope } from "effect"
 import type { WorkspaceId } from "../shared/index.ts"
-import type { ChatCompletion, ChatProviderFailed, ChatRequest } from "./ChatProvider.ts"
+import type { ChatCompletion, ChatProviderFailed, ChatRequest, ChatStream, StreamOptions } from "./ChatProvider.ts"
 
 export interface ServiceModelAnswer extends ChatCompletion {
   /** The model's version that answered. */
@@ -13,6 +13,8 @@ export interface ServiceModelAnswer extends ChatCompletion {
  * caller traces and budgets it, as it does any candidate). A model that is not the workspace's,
  * has no successful fine-tune or no active deployment fails like an upstream would
  * (`upstream_status` 404 or 409, with the reason), so callers treat it as any failing candidate.
+ * `stream` answers as the model, streamed (ChatProvider's `stream`); its log is written when the
+ * stream ends.
  *
  * It has no default: a composition must provide it (the models context's `ServiceModelsDeployed`),
  * so leaving it out does not compile.
@@ -23,4 +25,10 @@ export class ServiceModels extends Context.Service<ServiceModels, {
     modelId: string,
     request: ChatRequest
   ) => Effect.Effect<ServiceModelAnswer, ChatProviderFailed>
+  readonly stream: (
+    workspaceId: WorkspaceId,
+    modelId: string,
+    request: ChatRequest,
+    options: StreamOptions
+  ) => Effect.Effect<ChatStream, ChatProviderFailed, Scope.Scope>
 }>()("@podium/domain/inference/ServiceModels") {}

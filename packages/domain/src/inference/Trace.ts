@@ -14,7 +14,18 @@ export type TraceId = typeof TraceId.Type
 export const TraceSource = Schema.Literals(["run", "inference", "dataset", "manual", "fine_tune"])
 export type TraceSource = typeof TraceSource.Type
 
-export const TraceStatus = Schema.Literals(["success", "error"])
+/** `cancelled`: the caller went away mid-stream; the upstream call was aborted and the trace holds what had arrived. */
+export const TraceStatus = Schema.Literals(["success", "error", "cancelled"])
+export type TraceStatus = typeof TraceStatus.Type
+
+/**
+ * A message as the call sent it: `{role, content}` with string content, or OpenAI's shapes (parts
+ * content, `tool_calls`, `tool_call_id`, `name`) kept whole, inline images included.
+ */
+export const TraceMessage = Schema.StructWithRest(
+  Schema.Struct({ role: Schema.String, content: Schema.optionalKey(Schema.Unknown) }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+)
 
 export const Trace = Schema.Struct({
   id: Schema.String,
@@ -24,7 +35,7 @@ export const Trace = Schema.Struct({
   source: TraceSource,
   run_id: Schema.NullOr(Schema.String),
   input: Schema.NullOr(Schema.String),
-  messages: Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String })),
+  messages: Schema.Array(TraceMessage),
   output: Schema.NullOr(Schema.String),
   status: TraceStatus,
   error: Schema.NullOr(Schema.String),

@@ -1,7 +1,7 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Result, Schedule } from "effect"
 import { administratorOf, type Forbidden, type Principal } from "../access/index.ts"
 import { ChatProvider, type ChatTarget, ChatTargets } from "../inference/index.ts"
-import { IdGenerator, type InvalidInput, type ModelId, type ModelVersionId, NotFound, type WorkspaceId } from "../shared/index.ts"
+import { IdGenerator, type InvalidInput, type ModelId, type ModelVersionId, NotFound, type RequestMessage, type WorkspaceId } from "../shared/index.ts"
 import { deployable, type DeployOptions, deploymentOf } from "./Deployment.ts"
 import {
   DeploymentEntryId,
@@ -27,7 +27,7 @@ export const versionTarget = Effect.fnUntraced(function*(artifact: Artifact, wor
   const target: ChatTarget = yield* targets.judge("router", artifact.base_model, workspaceId)
   return {
     target,
-    shape: (messages: ReadonlyArray<{ readonly role: string; readonly content: string }>) =>
+    shape: (messages: ReadonlyArray<RequestMessage>): ReadonlyArray<RequestMessage> =>
       withDemonstrations(artifact.demonstrations, messages)
   }
 })

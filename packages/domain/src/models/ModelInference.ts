@@ -1,29 +1,52 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Result, type Scope, Stream } from "effect"
 import { type BudgetExceeded, boundCall, chargeOf, priceSubject, type Principal, visibleMembership } from "../access/index.ts"
 import {
   CallBudgets,
+  forwardedParameters,
   type InferenceRequest,
   type NoActiveDeployment,
   requestMessages,
-  StreamingUnsupported,
+  type Trace,
   TraceId,
+  tracedOutcome,
   TraceWriter,
   UpstreamFailed
 } from "../inference/index.ts"
-import { hotSpan, IdGenerator, type InvalidInput, type ModelId, type ModelVersionId, NotFound, storableText } from "../shared/index.ts"
+import {
+  hotSpan,
+  IdGenerator,
+  type InvalidInput,
+  messageText,
+  type ModelId,
+  type ModelVersionId,
+  NotFound,
+  storableJson,
+  storableText
+} from "../shared/index.ts"
 import type { NoSuccessfulFineTune } from "./ModelErrors.ts"
 import { InferenceLogId } from "./InferenceLog.ts"
 import { ModelServing, type ServingModel } from "./ModelServing.ts"
-import { answeredAs, exchangeOf, redact, VersionCaller } from "./VersionCaller.ts"
+import {
+  answeredAs,
+  type ChosenVersion,
+  exchangeOf,
+  redact,
+  type StreamedCall,
+  type VersionCall,
+  VersionCaller,
+  type VersionExchange
+} from "./VersionCaller.ts"
 
 export interface ModelServed {
-  /** The upstream's JSON, answered in the model's name (`answeredAs`). */
-  readonly body: string
   readonly model_id: ModelId
   readonly version_id: ModelVersionId
-  /** The inference log's id (queued for writing). */
+  /** The inference log's id (queued for writing; a stream's once it stops). */
   readonly message_id: string
   readonly trace_id: string | null
+  /** The upstream's JSON, answered in the model's name (`answeredAs`). */
+  readonly body?: string | undefined
+  /** For `stream: true`: the events as they come, each in the model's name (see Inference's `Answer`). */
+  readonly events?: Stream.Stream<Uint8Array, UpstreamFailed> | undefined
 }
 
 /**
@@ -31,7 +54,9 @@ export interface ModelServed {
  * named (which must be active). Served from the instance's serving copy (no database round trip
  * before the upstream on a hit); each call is budgeted like leaderboard inference, traced on the
  * model's first leaderboard (source `inference`) and logged in the model's inference log (off the
- * request path), whose webhook delivery, when the model's webhook is on, is stored with it.
+ * request path), whose webhook delivery, when the model's webhook is on, is stored with it. The
+ * caller's whole chat-completions request is forwarded; `stream: true` streams, the trace and log
+ * written once when the stream stops (see Inference).
  */
 export class ModelInference extends Context.Service<ModelInference, {
   readonly infer: (
@@ -41,7 +66,8 @@ export class ModelInference extends Context.Service<ModelInference, {
     request: InferenceRequest
   ) => Effect.Effect<
     ModelServed,
-    NotFound | InvalidInput | StreamingUnsupported | NoSuccessfulFineTune | NoActiveDeployment | UpstreamFailed | BudgetExceeded
+    NotFound | InvalidInput | NoSuccessfulFineTune | NoActiveDeployment | UpstreamFailed | BudgetExceeded,
+    Scope.Scope
   >
 }>()("@podium/domain/models/ModelInference") {
   static readonly layer = Layer.effect(
@@ -51,12 +77,47 @@ export class ModelInference extends Context.Service<ModelInference, {
       const calls = yield* VersionCaller
       const budgets = yield* CallBudgets
       const traces = yield* TraceWriter
-      const ids = yield* IdGenerator
+      const identifiers = yield* IdGenerator
 
       const visible = (principal: Principal, model: ServingModel) =>
         principal._tag === "ApiTokenPrincipal"
           ? principal.token.workspace_id === model.workspace_id
           : principal._tag === "SessionPrincipal" && visibleMembership(principal, model.workspace_id) !== undefined
+
+      /** The call's trace (on the model's first leaderboard) and inference log, once it is over. */
+      const record = Effect.fnUntraced(function*(
+        principal: Principal,
+        chosen: ChosenVersion,
+        exchange: VersionExchange,
+        called: VersionCall | StreamedCall,
+        ids: { readonly message_id: string; readonly trace_id: string | null }
+      ) {
+        const { model } = chosen
+        if (ids.trace_id !== null) {
+          const traced = tracedOutcome(called.result)
+          const input = exchange.messages.findLast((m) => m.role === "user")
+          const text = input === undefined ? null : messageText(input)
+          yield* traces.record({
+            id: ids.trace_id,
+            workspace_id: model.workspace_id,
+            leaderboard_id: model.leaderboard_ids[0]!,
+            leaderboard_model_id: null,
+            source: "inference",
+            run_id: null,
+            input: text === null ? null : storableText(text),
+            messages: storableJson(exchange.sent) as Trace["messages"],
+            output: traced.output === null ? null : storableText(traced.output),
+            status: traced.status,
+            error: traced.error === null ? null : storableText(traced.error),
+            latency_ms: traced.latency_ms,
+            usage: traced.usage,
+            cost_usd: traced.cost_usd,
+            token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
+            created_at: called.timestamp
+          })
+        }
+        yield* calls.log(chosen, exchange, called, ids)
+      })
 
       const infer = Effect.fnUntraced(function*(
         principal: Principal,
@@ -64,57 +125,50 @@ export class ModelInference extends Context.Service<ModelInference, {
         versionId: ModelVersionId | null,
         request: InferenceRequest
       ) {
-        if (request.stream === true) return yield* new StreamingUnsupported()
         const found = yield* serving.snapshot(modelId)
         if (Option.isNone(found) || !visible(principal, found.value)) return yield* new NotFound({ resource: "model", id: modelId })
         const given = yield* Effect.fromResult(requestMessages(request))
         const chosen = yield* calls.choose(found.value, versionId)
         const { model, secret, target, version } = chosen
-        const exchange = exchangeOf(chosen, { messages: given.messages, temperature: request.temperature, max_tokens: request.max_tokens })
-        const { maxTokens, messages, sent } = exchange
+        const parameters = forwardedParameters(request)
+        const exchange = exchangeOf(chosen, { messages: given.messages, parameters })
         const prices = { input: target.inputPricePerMTokens, output: target.outputPricePerMTokens }
-        const bound = boundCall(prices, sent, maxTokens, maxTokens)
+        const bound = boundCall(prices, exchange.sent, exchange.maxTokens, exchange.maxTokens, parameters)
+        const subject = priceSubject(`model version ${version.id}`, prices)
+        const failed = (reason: string, trace_id: string) =>
+          new UpstreamFailed({ candidate_id: version.id, candidate_name: model.name, reason: redact(reason, secret), trace_id })
 
         // once the upstream is called the call is paid for: finish it, and log and trace it, even if the client hangs up
         return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
-          const reservation = yield* restore(budgets.reserve(principal, bound, priceSubject(`model version ${version.id}`, prices)))
+          const reservation = yield* restore(budgets.reserve(principal, bound, subject))
+          const ids = {
+            message_id: yield* identifiers.make(InferenceLogId),
+            trace_id: model.leaderboard_ids.length > 0 ? yield* identifiers.make(TraceId) : null
+          }
+          const served = { model_id: model.id, version_id: version.id, message_id: ids.message_id, trace_id: ids.trace_id }
+
+          if (request.stream === true) {
+            const includeUsage = request.stream_options?.include_usage === true
+            const opened = yield* restore(calls.stream(chosen, exchange, { includeUsage, answerAs: model.name }, (called) =>
+              Effect.andThen(
+                budgets.settle(reservation, chargeOf(bound, called.result.received.costUsd)),
+                record(principal, chosen, exchange, called, ids)
+              )))
+            if (Result.isFailure(opened)) {
+              yield* budgets.settle(reservation, null)
+              yield* record(principal, chosen, exchange, opened.failure, ids)
+              return yield* failed(opened.failure.result.failure.reason, ids.trace_id ?? ids.message_id)
+            }
+            const events = opened.success.events.pipe(Stream.mapError((e) => failed(e.reason, ids.trace_id ?? ids.message_id)))
+            return { ...served, events } satisfies ModelServed
+          }
+
           const called = yield* calls.call(chosen, exchange)
-          const { result, timestamp } = called
+          const { result } = called
           yield* budgets.settle(reservation, result._tag === "Success" ? chargeOf(bound, result.success.costUsd) : null)
-          const messageId = yield* ids.make(InferenceLogId)
-          const traceId = model.leaderboard_ids.length > 0 ? yield* ids.make(TraceId) : null
-          const input = messages.findLast((m) => m.role === "user")?.content ?? null
-          const output = result._tag === "Success" ? result.success.output : null
-          if (traceId !== null) {
-            yield* traces.record({
-              id: traceId,
-              workspace_id: model.workspace_id,
-              leaderboard_id: model.leaderboard_ids[0]!,
-              leaderboard_model_id: null,
-              source: "inference",
-              run_id: null,
-              input: input === null ? null : storableText(input),
-              messages: sent.map((m) => ({ role: storableText(m.role), content: storableText(m.content) })),
-              output: output === null ? null : storableText(output),
-              status: result._tag === "Success" ? "success" : "error",
-              error: result._tag === "Failure" ? storableText(result.failure.reason) : null,
-              latency_ms: result._tag === "Success" ? result.success.latencyMs : result.failure.latency_ms,
-              usage: result._tag === "Success" && result.success.usage !== null ? { ...result.success.usage } : null,
-              cost_usd: result._tag === "Success" ? result.success.costUsd : null,
-              token_id: principal._tag === "ApiTokenPrincipal" ? principal.token.id : null,
-              created_at: timestamp
-            })
-          }
-          yield* calls.log(chosen, exchange, called, { message_id: messageId, trace_id: traceId })
-          if (result._tag === "Failure") {
-            return yield* new UpstreamFailed({
-              candidate_id: version.id,
-              candidate_name: model.name,
-              reason: redact(result.failure.reason, secret),
-              trace_id: traceId ?? messageId
-            })
-          }
-          return { body: answeredAs(result.success.body, model.name), model_id: model.id, version_id: version.id, message_id: messageId, trace_id: traceId }
+          yield* record(principal, chosen, exchange, called, ids)
+          if (result._tag === "Failure") return yield* failed(result.failure.reason, ids.trace_id ?? ids.message_id)
+          return { ...served, body: answeredAs(result.success.body, model.name) } satisfies ModelServed
         }))
       }, hotSpan("ModelInference.infer"))
 

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { type ChatMessage, FineTuneRunId, ModelId, ModelVersionId } from "../shared/index.ts"
+import { type ChatMessage, FineTuneRunId, ModelId, ModelVersionId, type RequestMessage } from "../shared/index.ts"
 import { BaseModel, Trainer } from "./BaseModel.ts"
 import { Deployment } from "./Deployment.ts"
 
@@ -50,10 +50,10 @@ export class ModelVersion extends Schema.Class<ModelVersion>("ModelVersion")({
  * (user, then the reference as the assistant's answer), after any system message and before the
  * caller's own messages.
  */
-export const withDemonstrations = (
+export const withDemonstrations = <M extends RequestMessage>(
   demonstrations: ReadonlyArray<Demonstration>,
-  messages: ReadonlyArray<ChatMessage>
-): ReadonlyArray<ChatMessage> => {
+  messages: ReadonlyArray<M>
+): ReadonlyArray<M | ChatMessage> => {
   const system = messages.filter((m) => m.role === "system")
   const rest = messages.filter((m) => m.role !== "system")
   const turns = demonstrations.flatMap((d) => d.messages.filter((m) => m.role !== "system"))

@@ -1,6 +1,22 @@
-import { Context, DateTime, Effect, Layer, Option, Result, Semaphore } from "effect"
-import { type ChatCompletion, ChatProvider, ChatProviderFailed, type ChatTarget, ChatTargets, NoActiveDeployment } from "../inference/index.ts"
-import { type ChatMessage, type ModelVersionId, NotFound } from "../shared/index.ts"
+import { Context, DateTime, Effect, Layer, Option, Result, type Scope, Semaphore, Stream } from "effect"
+import {
+  cappedParameters,
+  type ChatCompletion,
+  ChatProviderFailed,
+  ChatProvider,
+  type ChatRequest,
+  type ChatStream,
+  type ChatTarget,
+  ChatTargets,
+  NoActiveDeployment,
+  nothingReceived,
+  type StreamEnd,
+  type StreamedOutcome,
+  streamEnd,
+  type StreamOptions,
+  tracedOutcome
+} from "../inference/index.ts"
+import { type ModelVersionId, NotFound, type RequestMessage } from "../shared/index.ts"
 import { defaultDeployment, type Deployment } from "./Deployment.ts"
 import { versionTarget } from "./Deployments.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
@@ -16,25 +32,36 @@ export interface ChosenVersion {
   readonly deployment: Deployment
   readonly target: ChatTarget
   /** The messages the version is sent for the caller's (a `few_shot` version's demonstrations go in front). */
-  readonly shape: (messages: ReadonlyArray<ChatMessage>) => ReadonlyArray<ChatMessage>
+  readonly shape: (messages: ReadonlyArray<RequestMessage>) => ReadonlyArray<RequestMessage>
   /** Where the version lives (a tuned model's name): never written to a log or an error. */
   readonly secret: string | null
 }
 
 /** One call to a version: the caller's messages, what was sent, and the limits it went with. */
 export interface VersionExchange {
-  readonly messages: ReadonlyArray<ChatMessage>
-  readonly sent: ReadonlyArray<ChatMessage>
-  /** The caller's, else the deployment's `default_max_new_tokens`. */
+  readonly messages: ReadonlyArray<RequestMessage>
+  readonly sent: ReadonlyArray<RequestMessage>
+  /** The caller's (`max_tokens`, or `max_completion_tokens`), else the deployment's `default_max_new_tokens`. */
   readonly maxTokens: number
-  readonly temperature: number | undefined
-  readonly response_format?: unknown
+  /** Every other parameter sent (the caller's, `temperature` and `response_format` among them), the output capped at `maxTokens`. */
+  readonly parameters: Readonly<Record<string, unknown>>
 }
 
 /** A call made: when, and the upstream's answer or failure. */
 export interface VersionCall {
   readonly timestamp: DateTime.Utc
   readonly result: Result.Result<ChatCompletion, ChatProviderFailed>
+}
+
+/** A call that failed before any answer came. */
+export interface FailedCall extends VersionCall {
+  readonly result: Result.Failure<ChatCompletion, ChatProviderFailed>
+}
+
+/** A streamed call that stopped: when it was made, what arrived and how it ended. */
+export interface StreamedCall {
+  readonly timestamp: DateTime.Utc
+  readonly result: StreamedOutcome
 }
 
 export const redact = (text: string, secret: string | null) =>
@@ -60,34 +87,30 @@ export const answeredAs = (body: string, modelName: string): string => {
 export const activeVersion = (model: Pick<ServingModel, "active">, versionId: ModelVersionId | null): ServedVersion | undefined =>
   versionId === null ? model.active[0] : model.active.find((v) => v.id === versionId)
 
-export const exchangeOf = (
-  chosen: Pick<ChosenVersion, "shape" | "deployment">,
-  request: {
-    readonly messages: ReadonlyArray<ChatMessage>
-    readonly temperature?: number | undefined
-    readonly max_tokens?: number | undefined
-    readonly response_format?: unknown
+export const exchangeOf = (chosen: Pick<ChosenVersion, "shape" | "deployment">, request: ChatRequest): VersionExchange => {
+  const given = request.parameters ?? {}
+  const parameters = {
+    ...given,
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.response_format === undefined ? {} : { response_format: request.response_format })
   }
-): VersionExchange => ({
-  messages: request.messages,
-  sent: chosen.shape(request.messages),
-  maxTokens: request.max_tokens ?? chosen.deployment.default_max_new_tokens,
-  temperature: request.temperature,
-  ...(request.response_format === undefined ? {} : { response_format: request.response_format })
-})
+  const requested = request.max_tokens ?? given.max_completion_tokens ?? given.max_tokens
+  const maxTokens = typeof requested === "number" ? requested : chosen.deployment.default_max_new_tokens
+  return { messages: request.messages, sent: chosen.shape(request.messages), maxTokens, parameters: cappedParameters(parameters, maxTokens) }
+}
 
 /** The model's inference log of a call: the provider exchange without where the version lives or any credential. */
 export const inferenceLogOf = (
   chosen: Pick<ChosenVersion, "model" | "version" | "secret">,
   exchange: VersionExchange,
-  called: VersionCall,
+  called: VersionCall | StreamedCall,
   ids: { readonly message_id: string; readonly trace_id: string | null },
   now: DateTime.Utc
 ): InferenceLog => {
   const { model, secret, version } = chosen
-  const { maxTokens, messages, sent } = exchange
+  const { maxTokens, messages, parameters, sent } = exchange
   const { result } = called
-  const output = Result.isSuccess(result) ? result.success.output : null
+  const traced = tracedOutcome(result)
   return {
     id: ids.message_id,
     model_id: model.id,
@@ -95,24 +118,27 @@ export const inferenceLogOf = (
     version_id: version.id,
     timestamp: called.timestamp,
     input_message: { messages },
-    output_messages: { messages: output === null ? [] : [{ role: "assistant", content: output }] },
+    output_messages: { messages: traced.output === null ? [] : [{ role: "assistant", content: traced.output }] },
     traces: {
       request: {
         messages: sent.length === messages.length ? messages : `[${sent.length - messages.length} demonstration turns] + messages`,
+        ...parameters,
         max_tokens: maxTokens,
-        temperature: exchange.temperature ?? null
+        temperature: parameters.temperature ?? null
       },
-      response: Result.isSuccess(result)
+      response: result._tag === "Success"
         ? { status: 200, body: redact(result.success.body, secret) }
-        : { status: result.failure.upstream_status, error: redact(result.failure.reason, secret) }
+        : result._tag === "Failure"
+        ? { status: result.failure.upstream_status, error: redact(result.failure.reason, secret) }
+        : { status: 200, stream: traced.status, ...(traced.error === null ? {} : { error: redact(traced.error, secret) }) }
     },
     metadata: {
-      status: Result.isSuccess(result) ? "success" : "error",
+      status: traced.status,
       version_id: version.id,
       trainer: version.trainer,
-      latency_ms: Result.isSuccess(result) ? result.success.latencyMs : result.failure.latency_ms,
-      usage: Result.isSuccess(result) ? result.success.usage : null,
-      cost_usd: Result.isSuccess(result) ? result.success.costUsd : null,
+      latency_ms: traced.latency_ms,
+      usage: traced.usage,
+      cost_usd: traced.cost_usd,
       trace_id: ids.trace_id
     },
     created_at: now
@@ -148,10 +174,21 @@ export class VersionCaller extends Context.Service<VersionCaller, {
     versionId: ModelVersionId | null
   ) => Effect.Effect<ChosenVersion, NotFound | NoSuccessfulFineTune | NoActiveDeployment>
   readonly call: (chosen: ChosenVersion, exchange: VersionExchange) => Effect.Effect<VersionCall>
+  /**
+   * The call streamed, within the version's workers until the caller's scope closes; `done` runs
+   * once when it stops (with the call as it went: log and trace it there). Failing before any
+   * event, it is a call made (`VersionCall`) and `done` does not run.
+   */
+  readonly stream: (
+    chosen: ChosenVersion,
+    exchange: VersionExchange,
+    options: StreamOptions,
+    done: (called: StreamedCall) => Effect.Effect<void>
+  ) => Effect.Effect<Result.Result<ChatStream, FailedCall>, never, Scope.Scope>
   readonly log: (
     chosen: ChosenVersion,
     exchange: VersionExchange,
-    called: VersionCall,
+    called: VersionCall | StreamedCall,
     ids: { readonly message_id: string; readonly trace_id: string | null }
   ) => Effect.Effect<void>
 }>()("@podium/domain/models/VersionCaller") {
@@ -192,31 +229,59 @@ export class VersionCaller extends Context.Service<VersionCaller, {
         } satisfies ChosenVersion
       })
 
+      const sent = (exchange: VersionExchange): ChatRequest => ({ messages: exchange.sent, parameters: exchange.parameters })
+
       const call = Effect.fnUntraced(function*(chosen: ChosenVersion, exchange: VersionExchange) {
         const timestamp = yield* DateTime.now
-        const result = yield* Semaphore.withPermit(
-          workersOf(chosen.version),
-          Effect.result(provider.complete(chosen.target, {
-            messages: exchange.sent,
-            temperature: exchange.temperature,
-            max_tokens: exchange.maxTokens,
-            ...(exchange.response_format === undefined ? {} : { response_format: exchange.response_format })
-          }))
-        )
+        const result = yield* Semaphore.withPermit(workersOf(chosen.version), Effect.result(provider.complete(chosen.target, sent(exchange))))
         return { timestamp, result } satisfies VersionCall
       })
+
+      const stream = (
+        chosen: ChosenVersion,
+        exchange: VersionExchange,
+        options: StreamOptions,
+        done: (called: StreamedCall) => Effect.Effect<void>
+      ): Effect.Effect<Result.Result<ChatStream, FailedCall>, never, Scope.Scope> =>
+        Effect.gen(function*() {
+          const gate = workersOf(chosen.version)
+          yield* Effect.acquireRelease(Semaphore.take(gate, 1), () => Semaphore.release(gate, 1))
+          const timestamp = yield* DateTime.now
+          // `done` runs once, when the call stops: its stream ends, fails or is cut off, or the
+          // caller's scope closes first (the caller went away before or while it ran).
+          let received = () => nothingReceived(0)
+          let finished = false
+          const finish = (end: StreamEnd) =>
+            Effect.suspend(() => {
+              if (finished) return Effect.void
+              finished = true
+              return done({ timestamp, result: { _tag: "Streamed", received: received(), end } })
+            })
+          yield* Effect.addFinalizer(() => finish({ _tag: "Cancelled" }))
+          const opened = yield* Effect.result(provider.stream(chosen.target, sent(exchange), options))
+          if (Result.isFailure(opened)) {
+            finished = true
+            const failed: FailedCall = { timestamp, result: Result.fail(opened.failure) as Result.Failure<ChatCompletion, ChatProviderFailed> }
+            return Result.fail(failed)
+          }
+          received = opened.success.received
+          return Result.succeed({
+            received,
+            events: opened.success.events.pipe(Stream.onExit((exit) => finish(streamEnd(exit))))
+          } satisfies ChatStream)
+        })
 
       const log = Effect.fnUntraced(function*(
         chosen: ChosenVersion,
         exchange: VersionExchange,
-        called: VersionCall,
+        called: VersionCall | StreamedCall,
         ids: { readonly message_id: string; readonly trace_id: string | null }
       ) {
         const now = yield* DateTime.now
         yield* logs.record(inferenceLogOf(chosen, exchange, called, ids, now), { deliver: chosen.model.webhook_enabled })
       })
 
-      return VersionCaller.of({ choose, call, log })
+      return VersionCaller.of({ choose, call, stream, log })
     })
   )
 }

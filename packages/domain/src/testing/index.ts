@@ -37,16 +37,19 @@ export const ModelDirectoryEmpty = {
 }
 
 /** No model is served: a Service candidate fails as one naming a model that does not exist. */
+const modelNotFound = (modelId: string) =>
+  Effect.fail(new ChatProviderFailed({
+    candidate_id: modelId,
+    candidate_name: modelId,
+    reason: "model not found",
+    upstream_status: 404,
+    latency_ms: 0
+  }))
+
 export const ServiceModelsEmpty = {
   layer: Layer.succeed(ServiceModels, ServiceModels.of({
-    complete: (_, modelId) =>
-      Effect.fail(new ChatProviderFailed({
-        candidate_id: modelId,
-        candidate_name: modelId,
-        reason: "model not found",
-        upstream_status: 404,
-        latency_ms: 0
-      }))
+    complete: (_, modelId) => modelNotFound(modelId),
+    stream: (_, modelId) => modelNotFound(modelId)
   }))
 }
 
