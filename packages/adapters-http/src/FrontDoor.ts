@@ -149,6 +149,9 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 type Run = (effect: Effect.Effect<void>) => Fiber.Fiber<void>
 
+/** Overlays a request's context keeps before it is flattened (see `makeFrontDoor`). */
+const requestDepth = 32
+
 /**
  * The front door for `routes`, endpoints of `api` each with its core. A request is found as the
  * router finds it: the router's own matcher (FindMyWay, with the router's configuration) holds
@@ -169,7 +172,10 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
     const { authenticate } = yield* makeAuthenticator
     // the request line is logged at Info: no fiber for it when the level is above
     const logsRequests = yield* LogLevel.isEnabled("Info")
-    const run: Run = Effect.runForkWith(yield* Effect.context<never>())
+    // A request nests more services than Context's default 8 overlays (spans, scope, log
+    // annotations): past them each `add` copies the whole app context (over 100 services). The
+    // request fibers' context keeps its overlays deeper instead.
+    const run: Run = Effect.runForkWith(Context.makeUnsafe((yield* Effect.context<never>()).mapUnsafe, { maxDepth: requestDepth }))
 
     /** Writes the head and a text body (unless the client left or a head went out already). */
     const write = (
