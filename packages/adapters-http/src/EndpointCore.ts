@@ -47,11 +47,14 @@ export const errorAsLastEvent = <E, A extends { readonly error: unknown }>(
     Stream.fromEffect(Effect.map(Effect.flip(toApi(error)), (api) =>
       encoder.encode(`data: ${JSON.stringify({ error: api.error })}\n\n`))))
 
-/** `served` as the router's response. */
+/** An empty first chunk: Node then sends a streamed response's head at once, not with its first bytes. */
+const headNow = Stream.succeed(new Uint8Array(0))
+
+/** `served` as the router's response (a stream's head sent at once, as the front door sends it). */
 export const responseOf = ({ body, contentType, headers }: Served): HttpServerResponse.HttpServerResponse =>
   typeof body === "string"
     ? HttpServerResponse.text(body, { contentType, headers })
-    : HttpServerResponse.stream(body, { contentType, headers })
+    : HttpServerResponse.stream(Stream.concat(headNow, body), { contentType, headers })
 
 /**
  * The router's handler for `core`: run as the caller the route's authentication middleware

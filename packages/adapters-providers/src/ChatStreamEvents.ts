@@ -41,6 +41,7 @@ interface ToolCall {
   type: string | undefined
   name: string | undefined
   arguments: string
+  argumentsLength: number
 }
 
 const LF = 0x0a
@@ -65,6 +66,17 @@ const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array =>
  * blank line (`\n\n` or `\r\n\r\n`); a lone `\r` as line end is not recognised. Nothing after
  * `data: [DONE]` is passed on.
  */
+/**
+ * The most text (UTF-16 code units) of a streamed answer kept for its trace, and of each tool call's
+ * arguments: above any model's output limit today (128k tokens is about 512 KB), so an answer is
+ * kept whole, while an endless stream cannot make a reader hold it all. What is cut is said.
+ */
+export const keptTextLength = 1024 * 1024
+
+/** `text` whole, else its first `keptTextLength` units and how long it was. */
+const kept = (text: string, length: number) =>
+  length <= keptTextLength ? text : `${text}… [cut: ${length} characters in all]`
+
 export class ChatStreamEvents {
   readonly #options: ChatStreamEventsOptions
   readonly #decoder = new TextDecoder()
@@ -77,6 +89,7 @@ export class ChatStreamEvents {
   #lastWasCr = false
   #done = false
   #text = ""
+  #textLength = 0
   #toolCalls: Array<ToolCall> = []
   #usage: ChatUsage | null = null
   #reportedCost: number | null = null
@@ -92,13 +105,13 @@ export class ChatStreamEvents {
   }
   /** The text of choice 0's deltas, else its tool calls as JSON, else null. */
   get output(): string | null {
-    if (this.#text !== "") return this.#text
+    if (this.#textLength > 0) return kept(this.#text, this.#textLength)
     const calls = this.#toolCalls.filter((call) => call !== undefined)
     if (calls.length === 0) return null
     return JSON.stringify(calls.map((call) => ({
       ...(call.id === undefined ? {} : { id: call.id }),
       type: call.type ?? "function",
-      function: { name: call.name ?? "", arguments: call.arguments }
+      function: { name: call.name ?? "", arguments: kept(call.arguments, call.argumentsLength) }
     })))
   }
   get usage(): ChatUsage | null {
@@ -263,17 +276,24 @@ export class ChatStreamEvents {
   }
 
   #delta(delta: Record<string, unknown>) {
-    if (typeof delta.content === "string") this.#text += delta.content
+    if (typeof delta.content === "string") {
+      if (this.#textLength < keptTextLength) this.#text += delta.content.slice(0, keptTextLength - this.#textLength)
+      this.#textLength += delta.content.length
+    }
     if (!Array.isArray(delta.tool_calls)) return
     for (const call of delta.tool_calls) {
       if (!isRecord(call)) continue
       const index = isCount(call.index) ? call.index : 0
-      const known = this.#toolCalls[index] ??= { id: undefined, type: undefined, name: undefined, arguments: "" }
+      const known = this.#toolCalls[index] ??= { id: undefined, type: undefined, name: undefined, arguments: "", argumentsLength: 0 }
       if (typeof call.id === "string" && known.id === undefined) known.id = call.id
       if (typeof call.type === "string" && known.type === undefined) known.type = call.type
       if (isRecord(call.function)) {
         if (typeof call.function.name === "string" && known.name === undefined) known.name = call.function.name
-        if (typeof call.function.arguments === "string") known.arguments += call.function.arguments
+        const part = call.function.arguments
+        if (typeof part === "string") {
+          if (known.argumentsLength < keptTextLength) known.arguments += part.slice(0, keptTextLength - known.argumentsLength)
+          known.argumentsLength += part.length
+        }
       }
     }
   }
