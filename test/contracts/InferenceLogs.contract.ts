@@ -229,6 +229,36 @@ export const inferenceLogsContract = (name: string, makeLayer: () => Layer.Layer
           assert.deepStrictEqual(claimed.sort(), logs.map((l) => l.id).sort())
         }))
 
+      it.effect("logs to deliver are the logs as their webhook sends them, without their delivery's outcome; a gone one is left out", () =>
+        Effect.gen(function*() {
+          const outbox = yield* WebhookOutbox
+          const model = yield* aModel
+          const log = aLog(model, at(3), {
+            input_message: { messages: [{ role: "user", content: "naïve \"quotes\" 🎉\n" }], n: 1.5, big: 12345678901234 },
+            metadata: { cost_usd: 0.000001, nested: { a: [1, null, true] }, status: "success" }
+          })
+          const other = aLog(model, at(4))
+          yield* recorded([log, other], true)
+          const json = yield* outbox.logsToDeliver([log.id, uuid(), other.id, log.id])
+          assert.deepStrictEqual([...json.keys()].sort(), [log.id, other.id].sort())
+          // what a receiver parses: the log's fields, its times as ISO text, no webhook_delivery
+          assert.deepStrictEqual(JSON.parse(json.get(log.id)!), {
+            id: log.id,
+            timestamp: DateTime.formatIso(log.timestamp),
+            input_message: log.input_message,
+            output_messages: log.output_messages,
+            traces: log.traces,
+            metadata: log.metadata,
+            created_at: DateTime.formatIso(log.created_at)
+          })
+          assert.deepStrictEqual(Object.keys(JSON.parse(json.get(other.id)!)), [
+            "id", "timestamp", "input_message", "output_messages", "traces", "metadata", "created_at"
+          ])
+          yield* outbox.record([{ log_id: log.id, delivery: { ...pending, attempts: 1 }, next: at(600) }])
+          assert.notProperty(JSON.parse((yield* outbox.logsToDeliver([log.id])).get(log.id)!).metadata, "webhook_delivery")
+          assert.strictEqual((yield* outbox.logsToDeliver([])).size, 0)
+        }))
+
       it.effect("recording an attempt with a next one updates attempts and metadata; without, removes the entry and keeps its outcome", () =>
         Effect.gen(function*() {
           const start = era(2004)

@@ -199,6 +199,36 @@ describe("WebhookSenderHttp", () => {
       assert.strictEqual(notSent(yield* send("not a url")), "the webhook URL is not an http(s) URL")
     }))
 
+  it.live("sends many at once, each on its own: results in order, a silent receiver holds only its own", () =>
+    Effect.gen(function*() {
+      const timestamp = yield* DateTime.now
+      const message = (path: string, messageId: string) => ({ url: `http://receiver.test:${port()}${path}`, secret: SECRET, messageId, timestamp, body: BODY })
+      const started = Date.now()
+      const results = yield* WebhookSender.use((sender) =>
+        sender.sendAll([
+          message("/hooks/silent", "msg_all_0"),
+          message("/hooks/ok", "msg_all_1"),
+          message("/hooks/fail", "msg_all_2"),
+          { ...message("/hooks/ok", "msg_all_3"), url: "not a url" },
+          message("/hooks/ok", "msg_all_4")
+        ])
+      ).pipe(Effect.provide(senderLayer({ timeout: "300 millis" })))
+      assert.isBelow(Date.now() - started, 1_500)
+      assert.deepStrictEqual(results, [
+        { _tag: "NotSent", reason: `receiver.test:${port()} did not answer within 0.3 s` },
+        { _tag: "Answered", status: 204 },
+        { _tag: "Answered", status: 500 },
+        { _tag: "NotSent", reason: "the webhook URL is not an http(s) URL" },
+        { _tag: "Answered", status: 204 }
+      ])
+      for (const id of ["msg_all_1", "msg_all_4"]) {
+        const [delivery] = deliveredTo("/hooks/ok").filter((_) => _.headers["webhook-id"] === id)
+        assert.isDefined(delivery)
+        new Webhook(SECRET).verify(delivery.body, signatureHeaders(delivery.headers))
+      }
+      assert.deepStrictEqual(yield* WebhookSender.use((sender) => sender.sendAll([])).pipe(Effect.provide(senderLayer())), [])
+    }))
+
   it.effect("makes a new 24-byte whsec_ secret each time", () =>
     Effect.gen(function*() {
       const sender = yield* WebhookSender

@@ -1,7 +1,6 @@
-import { type SendResult, WebhookSender } from "@podium/domain/models"
+import { type SendResult, type WebhookMessage, WebhookSender } from "@podium/domain/models"
 import { DateTime, Duration, Effect, Layer } from "effect"
 import { createHmac, createSecretKey, type KeyObject, randomBytes } from "node:crypto"
-import type { Dispatcher } from "undici"
 import { SafeHttp, SafeHttpError, type SafeRequestOptions } from "./SafeHttpClient.ts"
 
 export interface WebhookSenderHttpOptions {
@@ -85,67 +84,82 @@ const parseTarget = (url: string): URL | undefined => {
 
 const make = Effect.fnUntraced(function*(options: WebhookSenderHttpOptions) {
   const { dispatcher } = yield* SafeHttp
-  const timeout = options.timeout ?? "10 seconds"
-  const timeoutMillis = Duration.toMillis(timeout)
-  const timeoutSeconds = Duration.toSeconds(timeout)
+  const timeoutMillis = Duration.toMillis(options.timeout ?? "10 seconds")
+  const timeoutSeconds = timeoutMillis / 1000
 
-  const send = Effect.fn("WebhookSenderHttp.send")(function*(input: {
-    readonly url: string
-    readonly secret: string
-    readonly messageId: string
-    readonly timestamp: DateTime.Utc
-    readonly body: string
-  }): Effect.fn.Return<SendResult> {
+  /**
+   * One delivery, in plain promises: deliveries are many and small, so each costs no fiber, race
+   * or timer of Effect's, only the request. Never rejects. Aborting `controller` ends it at once.
+   */
+  const deliver = async (input: WebhookMessage, controller: AbortController): Promise<SendResult> => {
     const target = parseTarget(input.url)
-    if (target === undefined) return { _tag: "NotSent", reason: "the webhook URL is not an http(s) URL" } as const
-    const notSent = (error: unknown): SendResult => ({
-      _tag: "NotSent",
-      reason: notSentReason(error, target.host, timeoutSeconds)
-    })
+    if (target === undefined) return { _tag: "NotSent", reason: "the webhook URL is not an http(s) URL" }
     const timestampSeconds = Math.floor(DateTime.toEpochMillis(input.timestamp) / 1000)
-
-    // A webhook is answered where it lands: a redirect is just a status (maxRedirections 0), and
-    // the pool checks the address it connects to after resolving the name, for every delivery.
-    // The pool's body limit is lifted because it would turn a long answer into no answer; the
-    // body is capped below instead.
-    const request: SafeRequestOptions = {
-      origin: target.origin,
-      path: target.pathname + target.search,
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "user-agent": userAgent,
-        "webhook-id": input.messageId,
-        "webhook-timestamp": String(timestampSeconds),
-        "webhook-signature": sign(input.secret, input.messageId, timestampSeconds, input.body)
-      },
-      body: input.body,
-      maxRedirections: 0,
-      deadlineMs: timeoutMillis,
-      maxResponseBytes: Number.POSITIVE_INFINITY
+    // The pool's deadline can only cut a request short once it has a connection; this one also
+    // bounds name resolution and the handshake, whose own limit is the pool's connect time-out.
+    let timedOut: SafeHttpError | undefined
+    const timer = setTimeout(() => {
+      timedOut = new SafeHttpError("Timeout", `no answer within ${timeoutMillis} ms`)
+      controller.abort(timedOut)
+    }, timeoutMillis)
+    try {
+      // A webhook is answered where it lands: a redirect is just a status (maxRedirections 0), and
+      // the pool checks the address it connects to after resolving the name, for every delivery.
+      // The pool's body limit is lifted because it would turn a long answer into no answer; the
+      // body is capped below instead.
+      const request: SafeRequestOptions = {
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": userAgent,
+          "webhook-id": input.messageId,
+          "webhook-timestamp": String(timestampSeconds),
+          "webhook-signature": sign(input.secret, input.messageId, timestampSeconds, input.body)
+        },
+        body: input.body,
+        maxRedirections: 0,
+        deadlineMs: timeoutMillis,
+        maxResponseBytes: Number.POSITIVE_INFINITY,
+        signal: controller.signal
+      }
+      const response = await dispatcher.request(request)
+      clearTimeout(timer)
+      // never rejects; a body longer than the limit is cut off, a slow one by the pool's deadline
+      await response.body.dump({ limit: answerLimitBytes }).catch(() => null)
+      return { _tag: "Answered", status: response.statusCode }
+    } catch (error) {
+      return { _tag: "NotSent", reason: notSentReason(timedOut ?? error, target.host, timeoutSeconds) }
+    } finally {
+      clearTimeout(timer)
     }
-    const answer = yield* Effect.tryPromise({
-      try: (signal) => dispatcher.request({ ...request, signal }),
-      catch: (cause) => cause
-    }).pipe(
-      // the pool's deadline can only cut a request short once it has a connection; this one also
-      // bounds name resolution and the handshake, whose own limit is the pool's connect time-out
-      Effect.timeoutOrElse({
-        duration: timeout,
-        orElse: () => Effect.fail(new SafeHttpError("Timeout", `no answer within ${timeoutMillis} ms`))
-      }),
-      Effect.result
-    )
-    if (answer._tag === "Failure") return notSent(answer.failure)
-    const response: Dispatcher.ResponseData = answer.success
-    // never rejects; a body longer than the limit is cut off, a slow one by the pool's deadline
-    yield* Effect.promise(() => response.body.dump({ limit: answerLimitBytes }).catch(() => null))
-    return { _tag: "Answered", status: response.statusCode } as const
+  }
+
+  /** All at once (the caller bounds how many), each with its own time-out; interrupting aborts them all. */
+  const deliverAll = (inputs: ReadonlyArray<WebhookMessage>) =>
+    Effect.promise(async (interrupted) => {
+      const controllers = inputs.map(() => new AbortController())
+      const abortAll = () => controllers.forEach((controller) => controller.abort(interrupted.reason))
+      interrupted.addEventListener("abort", abortAll, { once: true })
+      try {
+        return await Promise.all(inputs.map((input, i) => deliver(input, controllers[i]!)))
+      } finally {
+        interrupted.removeEventListener("abort", abortAll)
+      }
+    })
+
+  const send = Effect.fn("WebhookSenderHttp.send")(function*(input: WebhookMessage) {
+    return (yield* deliverAll([input]))[0]!
+  })
+
+  const sendAll = Effect.fn("WebhookSenderHttp.sendAll")(function*(inputs: ReadonlyArray<WebhookMessage>) {
+    return inputs.length === 0 ? [] : yield* deliverAll(inputs)
   })
 
   const newSecret = Effect.sync(() => `${secretPrefix}${randomBytes(24).toString("base64")}`)
 
-  return WebhookSender.of({ send, newSecret })
+  return WebhookSender.of({ send, sendAll, newSecret })
 })
 
 /** Standard Webhooks deliveries over the SSRF-guarded pool of `SafeHttp`; never fails, never follows a redirect. */

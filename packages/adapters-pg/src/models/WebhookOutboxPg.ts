@@ -8,10 +8,16 @@ import { toDate } from "../Rows.ts"
 const EntryRow = Schema.Struct({ log_id: Schema.String, model_id: ModelId, attempts: Schema.Int })
 const decodeEntries = Schema.decodeUnknownEffect(Schema.Array(EntryRow))
 
+/** A time as `DateTime.formatIso` writes it (UTC, milliseconds, `Z`). */
+const iso = (column: string) => `to_json(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`
+
 /**
  * A claim moves the due rows' `next_attempt_at` to the end of the lease, taking only rows no other
  * claim holds (SKIP LOCKED); a claim that read a row before another's lease was committed re-checks
  * it once it has the lock and finds it no longer due. So each row has one claimer at a time.
+ *
+ * `logsToDeliver` has Postgres write each log's JSON (the jsonb columns as stored, in the keys'
+ * order of `deliveredLogJson`), so a delivery neither parses, decodes nor re-encodes its log.
  *
  * `record` is one statement for the whole batch: it schedules or removes each outbox row and, only
  * where there was one, writes the outcome into its log's metadata; an entry already done is not
@@ -41,6 +47,17 @@ const layer = Layer.effect(
           Effect.flatMap(decodeEntries),
           Effect.orDie
         )
+      }),
+      logsToDeliver: Effect.fn("WebhookOutbox.logsToDeliver")(function*(logIds: ReadonlyArray<string>) {
+        if (logIds.length === 0) return new Map<string, string>()
+        const rows = yield* sql<{ readonly id: string; readonly json: string }>`
+          SELECT id::text AS id,
+            '{"id":' || to_json(id::text)::text || ',"timestamp":' || ${sql.literal(iso(`"timestamp"`))} ||
+            ',"input_message":' || input_message::text || ',"output_messages":' || output_messages::text ||
+            ',"traces":' || traces::text || ',"metadata":' || (metadata - 'webhook_delivery')::text ||
+            ',"created_at":' || ${sql.literal(iso("created_at"))} || '}' AS json
+          FROM model_inference_logs WHERE id = ANY(${[...new Set(logIds)]}::uuid[])`.pipe(Effect.orDie)
+        return new Map(rows.map((row) => [row.id, row.json]))
       }),
       record: Effect.fn("WebhookOutbox.record")(function*(outcomes: ReadonlyArray<DeliveryOutcome>) {
         if (outcomes.length === 0) return

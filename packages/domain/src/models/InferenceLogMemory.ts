@@ -3,7 +3,7 @@ import { storableJson } from "../shared/index.ts"
 import type { InferenceLog } from "./InferenceLog.ts"
 import { InferenceLogReader } from "./InferenceLogReader.ts"
 import { InferenceLogWriter } from "./InferenceLogWriter.ts"
-import type { ModelWebhook, OutboxEntry, WebhookDelivery } from "./Webhook.ts"
+import { deliveredLogJson, type ModelWebhook, type OutboxEntry, type WebhookDelivery } from "./Webhook.ts"
 import { WebhookOutbox } from "./WebhookOutbox.ts"
 import { WebhookRepository } from "./WebhookRepository.ts"
 
@@ -94,6 +94,13 @@ const layer: Layer.Layer<InferenceLogWriter | InferenceLogReader | WebhookOutbox
           for (const waiting of due) leased.set(waiting.entry.log_id, { ...waiting, next_attempt_at: until })
           return [due.map((waiting) => waiting.entry), { ...current, outbox: leased }]
         }),
+      logsToDeliver: (logIds) =>
+        read((current) =>
+          new Map(logIds.flatMap((id) => {
+            const log = current.logs.get(id)
+            return log === undefined ? [] : [[id, deliveredLogJson(log)] as const]
+          }))
+        ),
       record: (outcomes) =>
         modify((current) => {
           const outbox = new Map(current.outbox)

@@ -1,11 +1,10 @@
 import { Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { Principal } from "../access/index.ts"
 import { InvalidInput, type ModelId, NotFound, SecretCipher } from "../shared/index.ts"
-import type { InferenceLog } from "./InferenceLog.ts"
-import { InferenceLogReader } from "./InferenceLogReader.ts"
+import type { Model } from "./Model.ts"
 import { ModelRepository } from "./ModelRepository.ts"
 import { Models } from "./Models.ts"
-import { type DeliveryOutcome, deliveryOutcome, type OutboxEntry, undeliverable, webhookTarget } from "./Webhook.ts"
+import { deliveryBody, type DeliveryOutcome, deliveryOutcome, type OutboxEntry, undeliverable, webhookTarget } from "./Webhook.ts"
 import { WebhookOutbox } from "./WebhookOutbox.ts"
 import { WebhookRepository } from "./WebhookRepository.ts"
 import { WebhookSender } from "./WebhookSender.ts"
@@ -22,6 +21,13 @@ export const WebhookRetryBase = Context.Reference<Duration.Duration>("@podium/do
 export const deliveryBatch = 100
 /** Deliveries of a pass under way at once. */
 const deliveryConcurrency = 16
+
+/** Where a model's deliveries go in a pass, with the opened secret. */
+interface Target {
+  readonly model: Model
+  readonly url: string
+  readonly secret: string
+}
 
 export interface WebhookConfig {
   readonly webhook_url: string | null
@@ -63,7 +69,6 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
       const modelRepository = yield* ModelRepository
       const webhooks = yield* WebhookRepository
       const outbox = yield* WebhookOutbox
-      const logs = yield* InferenceLogReader
       const sender = yield* WebhookSender
       const cipher = yield* SecretCipher
       const allowPrivate = yield* AllowPrivateWebhooks
@@ -107,7 +112,7 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
       })
 
       /** Where a model's deliveries go this pass, with the opened secret; or why they cannot go. */
-      const targetOf = (modelId: ModelId) =>
+      const targetOf = (modelId: ModelId): Effect.Effect<Target | string> =>
         Effect.gen(function*() {
           const [webhook, model] = yield* Effect.all([webhooks.find(modelId), modelRepository.find(modelId)])
           if (Option.isNone(model)) return "the model or its log is gone"
@@ -115,44 +120,6 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
           const secret = yield* cipher.open(webhook.value.sealed_secret)
           return { model: model.value, url: webhook.value.url, secret: Redacted.value(secret) }
         })
-
-      const attempt = (entry: OutboxEntry, log: InferenceLog, target: Exclude<Effect.Success<ReturnType<typeof targetOf>>, string>) =>
-        Effect.gen(function*() {
-          const now = yield* DateTime.now
-          const { model } = target
-          const { webhook_delivery: _, ...metadata } = log.metadata
-          const body = JSON.stringify({
-            event: "model.inference",
-            delivered_at: DateTime.formatIso(now),
-            model: { id: model.id, business_id: model.workspace_id, name: model.name },
-            log: {
-              id: log.id,
-              timestamp: DateTime.formatIso(log.timestamp),
-              input_message: log.input_message,
-              output_messages: log.output_messages,
-              traces: log.traces,
-              metadata,
-              created_at: DateTime.formatIso(log.created_at)
-            }
-          })
-          const sent = yield* sender.send({ url: target.url, secret: target.secret, messageId: log.id, timestamp: now, body })
-          return deliveryOutcome(entry, sent, now, retryBase)
-        })
-
-      /** The claimed entries' logs: in one read, or, if that read fails, one by one (an unreadable log is skipped alone). */
-      const logsOf = (due: ReadonlyArray<OutboxEntry>) =>
-        logs.findMany(due.map((entry) => entry.log_id)).pipe(
-          Effect.catchDefect(() =>
-            Effect.forEach(due, (entry) =>
-              logs.find(entry.log_id).pipe(
-                Effect.map(Option.toArray),
-                Effect.catchCause((cause) =>
-                  Effect.as(Effect.logWarning("inference log unreadable for its webhook", cause).pipe(Effect.annotateLogs({ log_id: entry.log_id })), [])
-                )
-              ), { concurrency: 4 })
-          ),
-          Effect.map((found) => new Map(found.flat().map((log) => [log.id, log])))
-        )
 
       /** The outcomes in one write, or, if that fails, one by one: one outcome the store refuses never holds the rest. */
       const record = (outcomes: ReadonlyArray<DeliveryOutcome>) =>
@@ -170,7 +137,7 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
       const deliverDue = Effect.gen(function*() {
         const due = yield* outbox.claim(yield* DateTime.now, deliveryBatch, { seconds: 60 })
         if (due.length === 0) return 0
-        const found = yield* logsOf(due)
+        const found = yield* outbox.logsToDeliver(due.map((entry) => entry.log_id))
         const modelIds = [...new Set(due.map((entry) => entry.model_id))]
         const targets = new Map(yield* Effect.forEach(modelIds, (modelId) =>
           targetOf(modelId).pipe(
@@ -180,16 +147,33 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
             ),
             Effect.map((target) => [modelId, target] as const)
           ), { concurrency: 4 }))
-        // one receiver's trouble never holds the others: each delivery is on its own
-        const outcomes = yield* Effect.forEach(due, (entry) => {
+        const outcomes: Array<DeliveryOutcome> = []
+        const sending: Array<{ readonly entry: OutboxEntry; readonly log: string; readonly target: Target }> = []
+        for (const entry of due) {
           const log = found.get(entry.log_id)
           const target = targets.get(entry.model_id) ?? Option.none()
-          if (Option.isNone(target)) return Effect.succeed(Option.none<DeliveryOutcome>())
-          if (log === undefined) return Effect.succeedSome(undeliverable(entry, "the model or its log is gone"))
-          if (typeof target.value === "string") return Effect.succeedSome(undeliverable(entry, target.value))
-          return attempt(entry, log, target.value).pipe(Effect.map(Option.some))
-        }, { concurrency: deliveryConcurrency })
-        yield* record(outcomes.flatMap(Option.toArray))
+          // a target that could not be read is tried again once the lease ends
+          if (Option.isNone(target)) continue
+          if (log === undefined) outcomes.push(undeliverable(entry, "the model or its log is gone"))
+          else if (typeof target.value === "string") outcomes.push(undeliverable(entry, target.value))
+          else sending.push({ entry, log, target: target.value })
+        }
+        // `deliveryConcurrency` at a time, signed with the time their group is sent at; a group waits
+        // for its slowest (at most the sender's time-out), but one receiver's answer or silence
+        // decides no other delivery's outcome
+        for (let start = 0; start < sending.length; start += deliveryConcurrency) {
+          const group = sending.slice(start, start + deliveryConcurrency)
+          const now = yield* DateTime.now
+          const sent = yield* sender.sendAll(group.map(({ entry, log, target }) => ({
+            url: target.url,
+            secret: target.secret,
+            messageId: entry.log_id,
+            timestamp: now,
+            body: deliveryBody(now, target.model, log)
+          })))
+          group.forEach(({ entry }, i) => outcomes.push(deliveryOutcome(entry, sent[i]!, now, retryBase)))
+        }
+        yield* record(outcomes)
         return due.length
       }).pipe(Effect.withSpan("ModelWebhooks.deliverDue"))
 

@@ -1,5 +1,6 @@
 import { DateTime, Duration, Result, Schema } from "effect"
 import { InvalidInput, type ModelId } from "../shared/index.ts"
+import type { InferenceLog } from "./InferenceLog.ts"
 
 /** A model's `model.inference` webhook: where, whether on, and its signing secret (sealed at rest). */
 export interface ModelWebhook {
@@ -58,6 +59,37 @@ export interface OutboxEntry {
   /** Attempts made so far. */
   readonly attempts: number
 }
+
+/**
+ * A log as its webhook delivers it (the body's `log`), as JSON text: its id, times, messages,
+ * traces and metadata, without the delivery's own outcome (`metadata.webhook_delivery`). The
+ * outbox reads logs in this form (WebhookOutbox.logsToDeliver) so a delivery costs no re-encoding.
+ */
+export const deliveredLogJson = (log: InferenceLog): string => {
+  const { webhook_delivery: _, ...metadata } = log.metadata
+  return JSON.stringify({
+    id: log.id,
+    timestamp: DateTime.formatIso(log.timestamp),
+    input_message: log.input_message,
+    output_messages: log.output_messages,
+    traces: log.traces,
+    metadata,
+    created_at: DateTime.formatIso(log.created_at)
+  })
+}
+
+/**
+ * The body of a `model.inference` delivery: the event, when it was sent, the model, and the log
+ * (`deliveredLogJson`), put together as text.
+ */
+export const deliveryBody = (
+  deliveredAt: DateTime.Utc,
+  model: { readonly id: string; readonly workspace_id: string; readonly name: string },
+  logJson: string
+): string =>
+  `{"event":"model.inference","delivered_at":${JSON.stringify(DateTime.formatIso(deliveredAt))},"model":${
+    JSON.stringify({ id: model.id, business_id: model.workspace_id, name: model.name })
+  },"log":${logJson}}`
 
 /** One attempt's outcome: stored in the log's metadata; `next` schedules another attempt, null ends the entry. */
 export interface DeliveryOutcome {

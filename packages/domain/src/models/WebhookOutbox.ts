@@ -10,5 +10,7 @@ import type { DeliveryOutcome, OutboxEntry } from "./Webhook.ts"
  */
 export class WebhookOutbox extends Context.Service<WebhookOutbox, {
   readonly claim: (now: DateTime.Utc, limit: number, lease: { readonly seconds: number }) => Effect.Effect<ReadonlyArray<OutboxEntry>>
+  /** The logs of `logIds` as their webhook delivers them (`deliveredLogJson`), by id; a log that is gone is left out. */
+  readonly logsToDeliver: (logIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
   readonly record: (outcomes: ReadonlyArray<DeliveryOutcome>) => Effect.Effect<void>
 }>()("@podium/domain/models/WebhookOutbox") {}
