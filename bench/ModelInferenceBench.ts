@@ -20,7 +20,7 @@ const sqlAt = <A>(databaseUrl: string, run: (sql: PgClient.PgClient) => Effect.E
  * is stored as a fine-tune would store it: a succeeded run and an active version), its webhook on
  * and pointing at a loopback receiver, and an API token that may call it.
  */
-const prepare = async (podium: Podium, databaseUrl: string, receiverUrl: string | null) => {
+export const prepare = async (podium: Podium, databaseUrl: string, receiverUrl: string | null) => {
   const jwt = await benchSession(`bench-model-inference-${receiverUrl === null ? "logs" : "webhook"}`)
   const { secret } = await json(podium, "POST", "/api/tokens", jwt, { name: "bench", scopes: ["models:inference"] }, 201)
   const model = (await json(podium, "POST", "/api/models", jwt, { name: "bench model" }, 201)).model
@@ -55,7 +55,7 @@ const prepare = async (podium: Podium, databaseUrl: string, receiverUrl: string 
   }
 }
 
-const counts = (databaseUrl: string) =>
+export const counts = (databaseUrl: string) =>
   sqlAt(databaseUrl, (sql) =>
     Effect.map(
       sql<{ logs: string; pending: string }>`

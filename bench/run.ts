@@ -9,6 +9,7 @@ import { InferenceBench, type SelfRunningBenchmark } from "./InferenceBench.ts"
 import { ModelInferenceBench } from "./ModelInferenceBench.ts"
 import { conditions, heading, jsonLine, table } from "./Report.ts"
 import { RunBench } from "./RunBench.ts"
+import { StreamBench } from "./StreamBench.ts"
 import { WebBench } from "./WebBench.ts"
 
 /**
@@ -20,6 +21,7 @@ const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [
   HealthBench,
   AuthBench,
   InferenceBench,
+  StreamBench,
   ModelInferenceBench,
   HumanBench,
   DatasetBench,
