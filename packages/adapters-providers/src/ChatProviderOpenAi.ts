@@ -65,6 +65,17 @@ const parseUrl = (url: string): URL | undefined => {
   }
 }
 
+/** Endpoint URLs parsed so far: a candidate's URL is parsed once, not on every call (the cache is cleared when full). */
+const parsedUrls = new Map<string, URL | undefined>()
+
+const parseUrlCached = (url: string): URL | undefined => {
+  if (parsedUrls.has(url)) return parsedUrls.get(url)
+  if (parsedUrls.size >= 1_000) parsedUrls.clear()
+  const parsed = parseUrl(url)
+  parsedUrls.set(url, parsed)
+  return parsed
+}
+
 const trimSlashes = (url: string) => url.replace(/\/+$/, "")
 
 const describePlatform = (platform: ChatTarget["platform"]) =>
@@ -95,7 +106,7 @@ const callOf = (
 ): { readonly url: URL; readonly headers: Record<string, string> } | { readonly missing: string } => {
   const endpoint = endpointOf(target, options)
   if ("missing" in endpoint) return endpoint
-  const url = parseUrl(endpoint.url)
+  const url = parseUrlCached(endpoint.url)
   if (url === undefined) return { missing: `${describePlatform(target.platform)} has an invalid URL` }
   const headers: Record<string, string> = { accept, "content-type": "application/json" }
   if (Option.isSome(target.token)) {
@@ -176,6 +187,49 @@ const readCapped = async (body: Readable, max: number): Promise<string> => {
     if (length >= max) break
   }
   return Buffer.concat(parts).subarray(0, max).toString("utf8")
+}
+
+/**
+ * One exchange over the guarded pool, its body collected as it comes: a handler of the dispatcher's
+ * own, without the stream, promises, abort signal and async resource `dispatcher.request` makes
+ * per call. The pool's interceptors (deadline, size limit, redirects) apply as to any request;
+ * interrupting it aborts the request.
+ */
+const exchange = (dispatcher: Dispatcher, options: SafeRequestOptions): Effect.Effect<{ readonly status: number; readonly text: string }, unknown> =>
+  Effect.callback((resume) => {
+    let controller: Dispatcher.DispatchController | undefined
+    let interrupted = false
+    let status = 0
+    const chunks: Array<Buffer> = []
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart: (started) => {
+        controller = started
+        if (interrupted) started.abort(new Error("interrupted"))
+      },
+      onResponseStart: (_, statusCode) => {
+        status = statusCode
+      },
+      onResponseData: (_, chunk) => {
+        chunks.push(chunk)
+      },
+      onResponseEnd: () => resume(Effect.succeed({ status, text: utf8Text(chunks) })),
+      onResponseError: (_, error) => resume(Effect.fail(error))
+    }
+    try {
+      dispatcher.dispatch(options, handler)
+    } catch (error) {
+      resume(Effect.fail(error))
+    }
+    return Effect.sync(() => {
+      interrupted = true
+      controller?.abort(new Error("interrupted"))
+    })
+  })
+
+/** A body's bytes as text, as undici's `body.text()` reads them (UTF-8, a leading BOM dropped). */
+const utf8Text = (chunks: ReadonlyArray<Buffer>): string => {
+  const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8")
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 
 type StreamAnswer =
@@ -320,23 +374,15 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
     // undici straight over the guarded pool, with the pool's deadline as the time-out: on the
     // inference path every layer between us and the socket is latency. A chat completion is a POST
     // that OpenAI-compatible APIs answer directly: a redirect is an answer like any other status.
-    const answer = yield* Effect.tryPromise({
-      try: async (signal) => {
-        const options: SafeRequestOptions = {
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: "POST",
-          headers,
-          body: payload,
-          signal,
-          maxRedirections: 0,
-          deadlineMs: timeoutMillis
-        }
-        const response = await dispatcher.request(options)
-        return { status: response.statusCode, text: await response.body.text() }
-      },
-      catch: (cause) => cause
-    }).pipe(Effect.result)
+    const answer = yield* Effect.result(exchange(dispatcher, {
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: "POST",
+      headers,
+      body: payload,
+      maxRedirections: 0,
+      deadlineMs: timeoutMillis
+    }))
     if (answer._tag === "Failure") {
       const blocked = blockedAddress(answer.failure)
       return yield* fail(
