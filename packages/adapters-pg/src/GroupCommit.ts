@@ -100,11 +100,12 @@ export const groupCommit = <A>(options: GroupCommitOptions<A>): Effect.Effect<{
     yield* Effect.addFinalizer(() => flush.pipe(Effect.timeout("10 seconds"), Effect.ignore))
 
     return {
+      // a queue with room takes the row at once; a full one is waited on (Queue.offer)
       record: (row: A) =>
         Effect.suspend(() => {
           queued++
-          return Queue.offer(queue, row)
-        }).pipe(Effect.asVoid),
+          return Queue.offerUnsafe(queue, row) ? Effect.void : Effect.asVoid(Queue.offer(queue, row))
+        }),
       flush
     }
   })

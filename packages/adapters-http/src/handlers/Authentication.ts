@@ -115,20 +115,22 @@ export const makeAuthenticator = Effect.gen(function*() {
         { retry_after_seconds: seconds }
       )))
 
-  const identify = ({ address, bearer, pushToken }: Presented, accepts: Accepts) =>
-    Effect.gen(function*() {
-      const counted = (check: Effect.Effect<Principal, Unauthenticated>) => Effect.tapError(check, () => failures.record(address))
-      const byPushToken = pushToken === "" ? undefined : yield* counted(auth.pushToken(Redacted.make(pushToken)))
-      let byBearer: Principal | undefined
-      if (bearer !== "") {
-        const isApiToken = Authentication.isApiTokenSecret(bearer)
-        if (accepts === "session" && isApiToken) return yield* apiTokenRefused
-        byBearer = yield* counted(isApiToken ? auth.apiToken(Redacted.make(bearer)) : auth.session(Redacted.make(bearer)))
+  // a chain of plain steps rather than a generator: it runs on every authenticated request
+  const identify = ({ address, bearer, pushToken }: Presented, accepts: Accepts): Effect.Effect<Principal, Unauthenticated> => {
+    const counted = (check: Effect.Effect<Principal, Unauthenticated>) => Effect.tapError(check, () => failures.record(address))
+    /** The bearer checked (when presented), after the push token (`byPushToken`, when presented) was. */
+    const withBearer = (byPushToken: Principal | undefined): Effect.Effect<Principal, Unauthenticated> => {
+      const acting = accepts === "push" ? byPushToken : undefined
+      if (bearer === "") {
+        return acting !== undefined ? Effect.succeed(acting) : Effect.fail(accepts === "push" ? missingEither : missing)
       }
-      if (accepts === "push" && byPushToken !== undefined) return byPushToken
-      if (byBearer === undefined) return yield* accepts === "push" ? missingEither : missing
-      return byBearer
-    })
+      const isApiToken = Authentication.isApiTokenSecret(bearer)
+      if (accepts === "session" && isApiToken) return Effect.fail(apiTokenRefused)
+      const byBearer = counted(isApiToken ? auth.apiToken(Redacted.make(bearer)) : auth.session(Redacted.make(bearer)))
+      return acting === undefined ? byBearer : Effect.as(byBearer, acting)
+    }
+    return pushToken === "" ? withBearer(undefined) : Effect.flatMap(counted(auth.pushToken(Redacted.make(pushToken))), withBearer)
+  }
 
   /** The caller of a route that asks `requirement`, or its 401, 403 or 429 in the contract's shape. */
   const authenticate = (presented: Presented, { accepts, scope }: Requirement) =>

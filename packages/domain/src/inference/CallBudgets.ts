@@ -16,6 +16,9 @@ const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(100))))
 )
 
+/** A call without a budget: nothing reserved. */
+const unbudgeted = Effect.succeed(Option.none<string>())
+
 /** The ledger's Busy as a failure, so `Effect.retry` asks again. */
 class LedgerBusy {}
 
@@ -43,8 +46,7 @@ export class CallBudgets extends Context.Service<CallBudgets, {
     Effect.gen(function*() {
       const ledger = yield* BudgetLedger
 
-      const reserve = Effect.fnUntraced(function*(principal: Principal, bound: CallBound, subject: string) {
-        if (principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null) return Option.none<string>()
+      const reserveBudgeted = Effect.fnUntraced(function*(principal: Extract<Principal, { readonly _tag: "ApiTokenPrincipal" }>, bound: CallBound, subject: string) {
         const token = principal.token
         const now = yield* DateTime.now
         const window = windowOf(token, now)
@@ -71,6 +73,12 @@ export class CallBudgets extends Context.Service<CallBudgets, {
         }
         return Option.some(held.reservation)
       })
+
+      // most calls are made with a token without a budget (or a session): nothing to reserve, no fiber work
+      const reserve = (principal: Principal, bound: CallBound, subject: string): Effect.Effect<Option.Option<string>, BudgetExceeded> =>
+        principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null
+          ? unbudgeted
+          : reserveBudgeted(principal, bound, subject)
 
       const settle = (reservation: Option.Option<string>, cost: number | null) =>
         Option.isSome(reservation) ? ledger.settle(reservation.value, cost) : Effect.void
