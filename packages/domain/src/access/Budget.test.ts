@@ -1,7 +1,16 @@
 import { DateTime } from "effect"
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { boundCall, chargeOf, messageAllowanceTokens, priceSubject, retryAfterSeconds, utf8Bytes, windowOf } from "./Budget.ts"
+import {
+  boundCall,
+  chargeOf,
+  imageAllowanceTokens,
+  messageAllowanceTokens,
+  priceSubject,
+  retryAfterSeconds,
+  utf8Bytes,
+  windowOf
+} from "./Budget.ts"
 
 const now = DateTime.makeUnsafe("2026-11-18T15:30:00.000Z")
 
@@ -51,6 +60,61 @@ describe("budgets", () => {
     })
     expect(boundCall({ input: 5, output: 7 }, [], 10, 4096)).toEqual({ _tag: "Bounded", amount: 70 / 1e6, maxTokens: 10 })
     expect(boundCall({ input: 0, output: 0 }, messages, 10, 4096)).toEqual({ _tag: "Bounded", amount: 0, maxTokens: 10 })
+  })
+
+  describe("OpenAI's message shapes and parameters", () => {
+    /** The input tokens a call is bounded by: its amount at $1 a million input tokens and nothing for output. */
+    const inputOf = (messages: Parameters<typeof boundCall>[1], parameters?: Readonly<Record<string, unknown>>) => {
+      const bound = boundCall({ input: 1, output: 0 }, messages, 10, 4096, parameters)
+      return bound._tag === "Bounded" ? Math.round(bound.amount * 1e6) : NaN
+    }
+
+    it("counts each text part's bytes and an image part at imageAllowanceTokens, whatever its size", () => {
+      expect(imageAllowanceTokens).toBe(2_000)
+      const image = (url: string) => ({ type: "image_url", image_url: { url } })
+      const small = [{ role: "user", content: [{ type: "text", text: "héllo" }, image("data:,A")] }]
+      const large = [{ role: "user", content: [{ type: "text", text: "héllo" }, image(`data:image/png;base64,${"A".repeat(100_000)}`)] }]
+      // role 4 + allowance 16 + text 6 + image 2,000
+      expect(inputOf(small)).toBe(4 + 16 + 6 + 2_000)
+      expect(inputOf(large)).toBe(inputOf(small))
+      // a part of another kind counts as its JSON
+      const audio = { type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }
+      expect(inputOf([{ role: "user", content: [audio] }])).toBe(4 + 16 + utf8Bytes(JSON.stringify(audio)))
+    })
+
+    it("counts tool calls' JSON, a tool turn's id and name, and nothing for null content", () => {
+      const toolCalls = [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"id\":\"é7\"}" } }]
+      const assistant = { role: "assistant", content: null, tool_calls: toolCalls }
+      const tool = { role: "tool", tool_call_id: "call_1", content: "42" }
+      const named = { role: "user", content: "hi", name: "ann" }
+      expect(inputOf([assistant])).toBe(9 + 16 + utf8Bytes(JSON.stringify(toolCalls)))
+      expect(inputOf([tool])).toBe(4 + 16 + 6 + 2)
+      expect(inputOf([named])).toBe(4 + 16 + 2 + 3)
+    })
+
+    it("counts the tool definitions and response format as input, not the other parameters", () => {
+      const messages = [{ role: "user", content: "hi" }]
+      const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }]
+      const response_format = { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } }
+      const plain = inputOf(messages)
+      expect(plain).toBe(4 + 16 + 2)
+      expect(inputOf(messages, { temperature: 0.2, seed: 1, user: "someone" })).toBe(plain)
+      expect(inputOf(messages, { tools, tool_choice: "auto", response_format }))
+        .toBe(plain + utf8Bytes(JSON.stringify(tools)) + 4 + utf8Bytes(JSON.stringify(response_format)))
+    })
+
+    it("bounds the output of n choices at n times max_tokens", () => {
+      const messages = [{ role: "user", content: "hi" }]
+      expect(boundCall({ input: 0, output: 3 }, messages, 100, 4096, { n: 4 })).toEqual({ _tag: "Bounded", amount: (100 * 4 * 3) / 1e6, maxTokens: 100 })
+      expect(boundCall({ input: 0, output: 3 }, messages, 100, 4096, { n: 1 })).toEqual({ _tag: "Bounded", amount: (100 * 3) / 1e6, maxTokens: 100 })
+      expect(boundCall({ input: 0, output: 3 }, messages, undefined, 4096, { n: 2 })).toEqual({ _tag: "Bounded", amount: (4096 * 2 * 3) / 1e6, maxTokens: 4096 })
+    })
+
+    it("string messages are bounded as before whatever parameters do not count", () => {
+      const messages = [{ role: "system", content: "Be brief." }, { role: "user", content: "héllo ✓" }]
+      expect(boundCall({ input: 2, output: 3 }, messages, 500, 4096, { temperature: 1, max_tokens: 500 }))
+        .toEqual({ _tag: "Bounded", amount: (61 * 2 + 500 * 3) / 1e6, maxTokens: 500 })
+    })
   })
 
   it("a call with either price unknown is unbounded, never free", () => {

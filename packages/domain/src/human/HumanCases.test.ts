@@ -51,7 +51,8 @@ const fixedAnswers = Layer.succeed(ChatProvider, {
         usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 },
         costUsd: 0.002,
         latencyMs: 5
-      })
+      }),
+  stream: () => Effect.die("human generation never streams")
 })
 const inlineGeneration = Layer.effect(
   CaseGeneration,
@@ -272,7 +273,8 @@ describe("HumanCases", () => {
             ? null
             : (1_000 * target.inputPricePerMTokens + 500 * target.outputPricePerMTokens) / 1e6,
           latencyMs: 5
-        })
+        }),
+      stream: () => Effect.die("human generation never streams")
     })
     const catalogue = Layer.succeed(PriceCatalogue, PriceCatalogue.of({
       routerPrices: (model) => Effect.succeed(model === "vendor/mini" ? { input: 2, output: 8 } : { input: null, output: null })

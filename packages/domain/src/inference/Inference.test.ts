@@ -1,7 +1,7 @@
-import { DateTime, Effect, Layer } from "effect"
+import { DateTime, Deferred, Effect, Fiber, Layer, type Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
-import { ApiToken, type Principal as PrincipalType, Principal } from "../access/index.ts"
+import { ApiToken, boundCall, BudgetLedger, type Principal as PrincipalType, Principal } from "../access/index.ts"
 import { BudgetLedgerMemory } from "../access/memory.ts"
 import { IntegrationRepository } from "../integrations/index.ts"
 import {
@@ -18,7 +18,7 @@ import { WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, SecretCipherSealing, ServiceModelsEmpty, uuid, workspaceOwner } from "../testing/index.ts"
 import { CallBudgets } from "./CallBudgets.ts"
 import { CandidateCalls } from "./CandidateCalls.ts"
-import { ChatProvider, ChatProviderFailed, type ChatRequest, type ChatTarget } from "./ChatProvider.ts"
+import { ChatProvider, ChatProviderFailed, type ChatRequest, type ChatTarget, type StreamOptions } from "./ChatProvider.ts"
 import { ChatTargets } from "./ChatTargets.ts"
 import { Inference, servingCandidate } from "./Inference.ts"
 import type { InferenceRequest } from "./InferenceRequest.ts"
@@ -31,6 +31,8 @@ import { TraceWriter } from "./TraceWriter.ts"
 // given: an upstream that answers every candidate but "down" (it prices what it reports no cost for
 // at the target's prices, as ChatProviderOpenAi does), a router catalogue that lists vendor/cheap,
 // a trace writer that keeps the traces; every model exists, none is deployed (ServiceModelsEmpty).
+// Streamed, the upstream sends `streamedTexts` as events ("breaks" then fails, "stalls" then waits
+// for ever) and counts the streams it had to abort or close; the memory ledger's settlements are kept.
 
 const owner = workspaceOwner(1)
 const stranger = workspaceOwner(2)
@@ -59,31 +61,79 @@ const token = (budget_limit: number | null) =>
 const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 }
 const bodyOf = (name: string) => JSON.stringify({ choices: [{ message: { role: "assistant", content: `${name} says hi` } }], usage })
 
+/** What a streamed answer's deltas say, one event each; the usage comes in a last event. */
+const streamedTexts = ["Hel", "lo ", "there"]
+const encoder = new TextEncoder()
+const eventOf = (text: string) => encoder.encode(`data: ${JSON.stringify({ choices: [{ delta: { content: text } }] })}\n\n`)
+
 /** A fresh world: the use case, what the upstream was asked and the traces written. */
 const world = () => {
-  const asked: Array<{ readonly target: ChatTarget; readonly request: ChatRequest }> = []
+  const asked: Array<{ readonly target: ChatTarget; readonly request: ChatRequest; readonly options?: StreamOptions }> = []
   const traces: Array<Trace> = []
+  const settled: Array<{ readonly reservation: string; readonly cost: number | null }> = []
+  /** Every event the upstream sent, and how many of its streams were closed (ended, aborted or never run). */
+  const sent: Array<Uint8Array> = []
+  const closed = { streams: 0 }
+  const down = (target: ChatTarget) =>
+    new ChatProviderFailed({
+      candidate_id: target.candidateId,
+      candidate_name: target.candidateName,
+      reason: "vendor/down answered 503",
+      upstream_status: 503,
+      latency_ms: 12
+    })
+  const costOf = (target: ChatTarget) => {
+    const { inputPricePerMTokens: input, outputPricePerMTokens: output } = target
+    return input === null || output === null ? null : (usage.prompt_tokens * input + usage.completion_tokens * output) / 1e6
+  }
   const upstream = ChatProvider.of({
     complete: (target, request) =>
       Effect.suspend(() => {
         asked.push({ target, request })
-        if (target.candidateName === "down") {
-          return Effect.fail(new ChatProviderFailed({
-            candidate_id: target.candidateId,
-            candidate_name: target.candidateName,
-            reason: "vendor/down answered 503",
-            upstream_status: 503,
-            latency_ms: 12
-          }))
-        }
-        const { inputPricePerMTokens: input, outputPricePerMTokens: output } = target
+        if (target.candidateName === "down") return Effect.fail(down(target))
         return Effect.succeed({
           body: bodyOf(target.candidateName),
           output: `${target.candidateName} says hi`,
           usage,
-          costUsd: input === null || output === null ? null : (usage.prompt_tokens * input + usage.completion_tokens * output) / 1e6,
+          costUsd: costOf(target),
           latencyMs: 40
         })
+      }),
+    stream: (target, request, options) =>
+      Effect.gen(function*() {
+        asked.push({ target, request, options })
+        if (target.candidateName === "down") return yield* down(target)
+        yield* Effect.addFinalizer(() => Effect.sync(() => void closed.streams++))
+        let output: string | null = null
+        let ended = false
+        const texts = target.candidateName === "breaks" || target.candidateName === "stalls" ? streamedTexts.slice(0, 2) : streamedTexts
+        // one event a pull, as an upstream's arrive
+        const deltas = Stream.fromIterable(texts).pipe(Stream.rechunk(1), Stream.map((text) => {
+          const event = eventOf(text)
+          sent.push(event)
+          output = (output ?? "") + text
+          return event
+        }))
+        const rest = target.candidateName === "breaks"
+          ? Stream.fail(new ChatProviderFailed({
+            candidate_id: target.candidateId,
+            candidate_name: target.candidateName,
+            reason: "vendor/breaks: connection reset",
+            upstream_status: null,
+            latency_ms: 25
+          }))
+          : target.candidateName === "stalls"
+          ? Stream.never
+          : Stream.fromEffect(Effect.sync(() => {
+            ended = true
+            const event = encoder.encode(`data: ${JSON.stringify({ choices: [], usage })}\n\ndata: [DONE]\n\n`)
+            sent.push(event)
+            return event
+          }))
+        return {
+          events: Stream.concat(deltas, rest),
+          received: () => ({ output, usage: ended ? usage : null, costUsd: ended ? costOf(target) : null, latencyMs: 30, error: null })
+        }
       })
   })
   const catalogue = PriceCatalogue.of({
@@ -105,7 +155,15 @@ const world = () => {
     SecretCipherSealing.layer,
     LeaderboardRepositoryMemory.layer,
     ServingHistoryMemory.layer,
-    BudgetLedgerMemory.layer
+    // the memory ledger, keeping what each reservation was settled at
+    Layer.effect(
+      BudgetLedger,
+      Effect.map(BudgetLedger, (ledger) =>
+        BudgetLedger.of({
+          ...ledger,
+          settle: (reservation, cost) => Effect.andThen(Effect.sync(() => void settled.push({ reservation, cost })), ledger.settle(reservation, cost))
+        }))
+    ).pipe(Layer.provide(BudgetLedgerMemory.layer))
   )
   const layer = Inference.layer.pipe(
     Layer.provide(CandidateCalls.layer),
@@ -114,12 +172,13 @@ const world = () => {
     Layer.provideMerge(ports),
     Layer.provideMerge(TestClock.layer())
   )
-  const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer>>) =>
+  /** Runs `effect` in a scope of its own (a request's), closed when it is done. */
+  const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof layer> | Scope.Scope>) =>
     Effect.runPromise(Effect.provide(
-      Effect.andThen(TestClock.setTime(Date.parse(now)), effect),
+      Effect.scoped(Effect.andThen(TestClock.setTime(Date.parse(now)), effect)),
       layer
     ))
-  return { asked, traces, run }
+  return { asked, traces, settled, sent, closed, run }
 }
 
 /** A leaderboard of `owner`, with its candidates (Router unless said otherwise). */
@@ -158,7 +217,7 @@ describe("Inference.infer", () => {
         inputPricePerMTokens: 1,
         outputPricePerMTokens: 2
       }),
-      request: { messages, temperature: 0.2, max_tokens: undefined }
+      request: { messages, parameters: { temperature: 0.2 } }
     }])
     expect(traces).toEqual([{
       id: served.traceId,
@@ -189,7 +248,7 @@ describe("Inference.infer", () => {
       yield* infer(token(1), id, { prompt: "Hi", max_tokens: 50 })
     }))
     expect(traces.map((t) => t.token_id)).toEqual([null, uuid(50), uuid(50)])
-    expect(asked.map((a) => a.request.max_tokens)).toEqual([undefined, 4096, 50])
+    expect(asked.map((a) => a.request.parameters)).toEqual([{}, { max_tokens: 4096 }, { max_tokens: 50 }])
   })
 
   it("a token whose budget is spent is refused before the upstream is called, and the refusal leaves no trace", async () => {
@@ -303,21 +362,19 @@ describe("Inference.infer", () => {
     expect(traces).toEqual([expect.objectContaining({ status: "error", error: "model not found", latency_ms: 0 })])
   })
 
-  it("refuses streaming, input that is not one conversation, an archived leaderboard and another workspace's, before any call", async () => {
+  it("refuses input that is not one conversation, an archived leaderboard and another workspace's, before any call", async () => {
     const { asked, run, traces } = world()
     const refusals = await run(Effect.gen(function*() {
       const { id } = yield* leaderboardWith({ name: "cheap" })
       const refused = (principal: PrincipalType, request: InferenceRequest) => Effect.flip(infer(principal, id, request))
-      const streaming = yield* refused(owner, { input: "Hello", stream: true })
       const nothing = yield* refused(owner, {})
       const twice = yield* refused(owner, { input: "Hello", prompt: "Hello" })
       const elsewhere = yield* refused(stranger, { input: "Hello" })
       yield* (yield* Leaderboards).update(owner, id, { status: "archived", extra: {} })
       const archived = yield* refused(owner, { input: "Hello" })
-      return { streaming, nothing, twice, elsewhere, archived }
+      return { nothing, twice, elsewhere, archived }
     }))
     expect(refusals).toEqual({
-      streaming: expect.objectContaining({ _tag: "StreamingUnsupported" }),
       nothing: expect.objectContaining({ _tag: "InvalidInput", path: ["messages"] }),
       twice: expect.objectContaining({ _tag: "InvalidInput", path: ["prompt"] }),
       elsewhere: expect.objectContaining({ _tag: "NotFound", resource: "leaderboard" }),
@@ -325,5 +382,187 @@ describe("Inference.infer", () => {
     })
     expect(asked).toEqual([])
     expect(traces).toEqual([])
+  })
+})
+
+describe("Inference.infer, the whole OpenAI request", () => {
+  it("forwards every parameter but model, the messages as built in OpenAI's shapes, capping a budgeted call under the name the caller used", async () => {
+    const { asked, run, traces } = world()
+    const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { id: { type: "string" } } } } }]
+    const messages = [
+      { role: "user", content: [{ type: "text", text: "What is on this order?" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{\"id\":\"7\"}" } }] },
+      { role: "tool", tool_call_id: "call_1", content: "{\"items\":2}" }
+    ]
+    const parameters = {
+      temperature: 0.3,
+      tools,
+      tool_choice: "auto",
+      response_format: { type: "json_object" },
+      top_p: 0.9,
+      stop: ["\n\n"],
+      seed: 7,
+      user: "u-1",
+      logprobs: true
+    }
+    await run(Effect.gen(function*() {
+      const { id } = yield* leaderboardWith({ name: "cheap" })
+      yield* infer(owner, id, { model: "gpt-4o", messages, ...parameters })
+      yield* infer(token(1), id, { model: "gpt-4o", messages, ...parameters, max_completion_tokens: 300 })
+    }))
+    // the system prompt leads; the last user message is the one given as parts, kept with its image
+    const built = [{ role: "system", content: "Be brief." }, ...messages]
+    expect(asked.map((a) => a.request)).toEqual([
+      { messages: built, parameters },
+      { messages: built, parameters: { ...parameters, max_completion_tokens: 300 } }
+    ])
+    expect(traces.map((t) => [t.input, t.messages])).toEqual([["What is on this order?", built], ["What is on this order?", built]])
+  })
+})
+
+describe("Inference.infer, streamed", () => {
+  /** A leaderboard serving `name` (at vendor/cheap's prices), and its call streamed by `principal`. */
+  const streamed = (name: string, principal: PrincipalType = token(1)) =>
+    Effect.gen(function*() {
+      const { candidates: [candidate], id } = yield* leaderboardWith({ name, model_name: "vendor/cheap" })
+      const served = yield* infer(principal, id, { input: "Hello", stream: true, stream_options: { include_usage: true }, max_tokens: 50 })
+      return { candidate: candidate!, served }
+    })
+
+  it("passes the upstream's events on unchanged, and traces and settles the call once, when the stream has ended", async () => {
+    const { asked, closed, run, sent, settled, traces } = world()
+    const { candidate, events, served, tracedBefore } = await run(Effect.gen(function*() {
+      const { candidate, served } = yield* streamed("cheap")
+      expect(served.body).toBeUndefined()
+      const tracedBefore = traces.length
+      const events = yield* Stream.runCollect(served.events!)
+      return { candidate, events, served, tracedBefore }
+    }))
+    expect(tracedBefore).toBe(0)
+    expect(events).toHaveLength(streamedTexts.length + 1)
+    events.forEach((event, i) => expect(event).toBe(sent[i]))
+    expect(asked).toEqual([{
+      target: expect.objectContaining({ candidateId: candidate.id }),
+      request: { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }], parameters: { max_tokens: 50 } },
+      options: { includeUsage: true }
+    }])
+    const cost = (100 * 1 + 20 * 2) / 1e6
+    expect(traces).toEqual([expect.objectContaining({
+      id: served.traceId,
+      leaderboard_model_id: candidate.id,
+      source: "inference",
+      input: "Hello",
+      output: "Hello there",
+      status: "success",
+      error: null,
+      latency_ms: 30,
+      usage,
+      cost_usd: cost,
+      token_id: uuid(50)
+    })])
+    expect(settled).toEqual([{ reservation: expect.any(String), cost }])
+    expect(closed.streams).toBe(1)
+  })
+
+  it("asks the upstream for the usage chunk without passing it on when the caller did not ask for it", async () => {
+    const { asked, run } = world()
+    await run(Effect.gen(function*() {
+      const { id } = yield* leaderboardWith({ name: "cheap" })
+      const served = yield* infer(owner, id, { input: "Hello", stream: true })
+      yield* Stream.runDrain(served.events!)
+    }))
+    expect(asked.map((a) => a.options)).toEqual([{ includeUsage: false }])
+    expect(asked[0]!.request.parameters).toEqual({})
+  })
+
+  it("a consumer interrupted mid-stream records the call as cancelled, with what had arrived, once", async () => {
+    const { closed, run, settled, traces } = world()
+    const { received } = await run(Effect.gen(function*() {
+      const { served } = yield* streamed("stalls")
+      const first = yield* Deferred.make<void>()
+      const received: Array<Uint8Array> = []
+      const consumer = yield* Effect.forkChild(Stream.runForEach(served.events!, (event) =>
+        Effect.suspend(() => {
+          received.push(event)
+          return received.length === 2 ? Deferred.succeed(first, undefined) : Effect.void
+        })))
+      yield* Deferred.await(first)
+      yield* Fiber.interrupt(consumer)
+      // traced as soon as the consumer is gone, not when the request's scope closes
+      expect(traces).toHaveLength(1)
+      return { received }
+    }))
+    expect(received).toHaveLength(2)
+    expect(traces).toEqual([expect.objectContaining({ status: "cancelled", output: "Hello ", error: null, usage: null, cost_usd: null })])
+    expect(closed.streams).toBe(1)
+    // nothing reported its cost: a priced call is charged its bound
+    const bound = boundCall({ input: 1, output: 2 }, [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello" }], 50, 4096)
+    expect(settled).toEqual([{ reservation: expect.any(String), cost: bound._tag === "Bounded" ? bound.amount : "unbounded" }])
+  })
+
+  it("a consumer done reading before the end records the call as cancelled, not as a whole answer", async () => {
+    const { closed, run, settled, traces } = world()
+    const taken = await run(Effect.gen(function*() {
+      const { served } = yield* streamed("cheap")
+      return yield* Stream.runCollect(Stream.take(served.events!, 1))
+    }))
+    expect(taken).toHaveLength(1)
+    expect(traces).toEqual([expect.objectContaining({ status: "cancelled", output: "Hel" })])
+    expect(settled).toHaveLength(1)
+    expect(closed.streams).toBe(1)
+  })
+
+  it("a stream never run records the call as cancelled once, when the caller's scope closes", async () => {
+    const { closed, run, settled, traces } = world()
+    const { inScope, served } = await run(Effect.gen(function*() {
+      const { served } = yield* Effect.scoped(streamed("cheap"))
+      return { inScope: 0, served }
+    }))
+    expect(inScope).toBe(0)
+    expect(traces).toEqual([expect.objectContaining({ id: served.traceId, status: "cancelled", output: null, usage: null, error: null })])
+    expect(settled).toHaveLength(1)
+    expect(closed.streams).toBe(1)
+  })
+
+  it("an upstream that fails to open is upstream_failed, with an error trace and nothing charged", async () => {
+    const { run, settled, traces } = world()
+    const { candidate, failure } = await run(Effect.gen(function*() {
+      const { candidates: [candidate], id } = yield* leaderboardWith({ name: "down" })
+      return { candidate: candidate!, failure: yield* Effect.flip(infer(token(1), id, { input: "Hello", stream: true })) }
+    }))
+    expect(failure).toMatchObject({
+      _tag: "UpstreamFailed",
+      candidate_id: candidate.id,
+      reason: "vendor/down answered 503",
+      trace_id: traces[0]!.id
+    })
+    expect(traces).toEqual([expect.objectContaining({ status: "error", error: "vendor/down answered 503", output: null, latency_ms: 12 })])
+    expect(settled).toEqual([{ reservation: expect.any(String), cost: null }])
+  })
+
+  it("an upstream failing mid-stream fails the stream with upstream_failed after the events before it, and traces the error with what arrived", async () => {
+    const { closed, run, sent, settled, traces } = world()
+    const { failure, received, served } = await run(Effect.gen(function*() {
+      const { served } = yield* streamed("breaks")
+      const received: Array<Uint8Array> = []
+      const failure = yield* Effect.flip(Stream.runForEach(served.events!, (event) => Effect.sync(() => void received.push(event))))
+      return { failure, received, served }
+    }))
+    expect(received).toEqual(sent)
+    expect(received).toHaveLength(2)
+    expect(failure).toMatchObject({
+      _tag: "UpstreamFailed",
+      candidate_name: "breaks",
+      reason: "vendor/breaks: connection reset",
+      trace_id: served.traceId
+    })
+    expect(traces).toEqual([expect.objectContaining({
+      id: served.traceId,
+      status: "error",
+      error: "vendor/breaks: connection reset",
+      output: "Hello "
+    })])
+    expect(settled).toHaveLength(1)
+    expect(closed.streams).toBe(1)
   })
 })

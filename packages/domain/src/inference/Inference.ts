@@ -31,11 +31,28 @@ export type Served = Answer & {
   readonly candidate: Candidate
 }
 
-/** How a stream that stopped ended, for its trace: the caller went away (interrupted), the upstream failed, or all of it. */
-export const streamEnd = (exit: Exit.Exit<unknown, ChatProviderFailed>): StreamEnd => {
-  if (Exit.isSuccess(exit)) return { _tag: "Ended" }
+/**
+ * How a stream that stopped ended, for its trace: all of it (`ended`: its last event was pulled),
+ * the upstream failed, or the caller stopped reading (interrupted, or done with it before its end).
+ */
+export const streamEnd = (exit: Exit.Exit<unknown, ChatProviderFailed>, ended: boolean): StreamEnd => {
+  if (Exit.isSuccess(exit)) return ended ? { _tag: "Ended" } : { _tag: "Cancelled" }
   const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
   return failure !== undefined ? { _tag: "Failed", reason: failure.error.reason } : { _tag: "Cancelled" }
+}
+
+/** `events` telling `stopped` how they ended (`streamEnd`) once they stop, whichever way. */
+export const onStop = <A, R>(
+  events: Stream.Stream<A, ChatProviderFailed, R>,
+  stopped: (end: StreamEnd) => Effect.Effect<void>
+): Stream.Stream<A, ChatProviderFailed, R> => {
+  let ended = false
+  return events.pipe(
+    Stream.onEnd(Effect.sync(() => {
+      ended = true
+    })),
+    Stream.onExit((exit) => stopped(streamEnd(exit, ended)))
+  )
 }
 
 /**
@@ -154,7 +171,7 @@ export class Inference extends Context.Service<Inference, {
               traceId,
               candidate,
               events: opened.success.events.pipe(
-                Stream.onExit((exit) => Effect.suspend(() => finish(streamEnd(exit), received(), chargeOf(bound, received().costUsd)))),
+                (events) => onStop(events, (end) => Effect.suspend(() => finish(end, received(), chargeOf(bound, received().costUsd)))),
                 Stream.mapError((e) => failed(e.reason, traceId))
               )
             }

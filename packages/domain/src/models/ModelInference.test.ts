@@ -1,4 +1,4 @@
-import { DateTime, Effect, Layer, Option, Result } from "effect"
+import { DateTime, Deferred, Effect, Fiber, Layer, Option, Result, type Scope, Stream } from "effect"
 import { describe, expect, expectTypeOf, it } from "vitest"
 import type { Labellers } from "../datasets/index.ts"
 import type { CaseGenerator } from "../human/index.ts"
@@ -10,9 +10,11 @@ import {
   ChatProviderFailed,
   type ChatTarget,
   ChatTargets,
+  type StreamOptions,
   type Inference,
   NoActiveDeployment,
   ServiceModels,
+  type Trace,
   TraceWriter
 } from "../inference/index.ts"
 import { LeaderboardId, type Leaderboards, ModelDirectory } from "../leaderboards/index.ts"
@@ -23,7 +25,9 @@ import { IdGeneratorInOrder, uuid, workspaceOwner } from "../testing/index.ts"
 import { defaultDeployment } from "./Deployment.ts"
 import { ModelServing, type ServedVersion, type ServingModel } from "./ModelServing.ts"
 import { FineTuningApi } from "./FineTuningApi.ts"
+import type { InferenceLog } from "./InferenceLog.ts"
 import { InferenceLogReader } from "./InferenceLogReader.ts"
+import { InferenceLogWriter } from "./InferenceLogWriter.ts"
 import { InferenceLogsMemory } from "./InferenceLogMemory.ts"
 import { ModelId, newModel } from "./Model.ts"
 import { NoSuccessfulFineTune } from "./ModelErrors.ts"
@@ -99,12 +103,31 @@ describe("exchangeOf", () => {
 
   it("sends the caller's messages as shaped, with the deployment's max_tokens unless the caller sets one", () => {
     const plain = exchangeOf(identity, { ...ask("q7"), temperature: 0.2 })
-    expect(plain).toEqual({ messages: [{ role: "user", content: "q7" }], sent: [{ role: "user", content: "q7" }], maxTokens: 64, temperature: 0.2 })
-    expect(exchangeOf(identity, { ...ask("q7"), max_tokens: 5 }).maxTokens).toBe(5)
-    expect(exchangeOf(identity, { ...ask("q7"), response_format: { type: "json_object" } }).response_format).toEqual({ type: "json_object" })
+    expect(plain).toEqual({
+      messages: [{ role: "user", content: "q7" }],
+      sent: [{ role: "user", content: "q7" }],
+      maxTokens: 64,
+      parameters: { temperature: 0.2, max_tokens: 64 }
+    })
+    expect(exchangeOf(identity, { ...ask("q7"), max_tokens: 5 })).toMatchObject({ maxTokens: 5, parameters: { max_tokens: 5 } })
+    expect(exchangeOf(identity, { ...ask("q7"), response_format: { type: "json_object" } }).parameters)
+      .toEqual({ response_format: { type: "json_object" }, max_tokens: 64 })
     const shaped = exchangeOf({ ...identity, shape: (m) => [{ role: "user", content: "demo" }, ...m] }, ask("q7"))
     expect(shaped.sent).toHaveLength(2)
     expect(shaped.messages).toHaveLength(1)
+  })
+
+  it("sends the serving path's parameters as given, the output capped under the name the caller used", () => {
+    const tools = [{ type: "function", function: { name: "lookup" } }]
+    const given = { tools, tool_choice: "auto", seed: 3, temperature: 0.5 }
+    expect(exchangeOf(identity, { ...ask("q7"), parameters: given })).toMatchObject({ maxTokens: 64, parameters: { ...given, max_tokens: 64 } })
+    const newer = exchangeOf(identity, { ...ask("q7"), parameters: { ...given, max_completion_tokens: 9 } })
+    expect(newer).toMatchObject({ maxTokens: 9 })
+    expect(newer.parameters).toEqual({ ...given, max_completion_tokens: 9 })
+    const both = exchangeOf(identity, { ...ask("q7"), parameters: { max_completion_tokens: 9, max_tokens: 20 } })
+    expect(both).toMatchObject({ maxTokens: 9, parameters: { max_completion_tokens: 9, max_tokens: 9 } })
+    // a judge's own fields win over the same parameters
+    expect(exchangeOf(identity, { ...ask("q7"), temperature: 0, parameters: { temperature: 1 } }).parameters.temperature).toBe(0)
   })
 })
 
@@ -160,7 +183,9 @@ describe("unservable", () => {
 
 // ServiceModelsDeployed over small fakes of the ports it calls: a fixed serving copy, a chat provider
 // that records what it is sent, the memory inference logs. No trace writer and no budgets are
-// provided: the layer needs neither.
+// provided: the layer needs neither. (ModelInference's are doubles that keep what they are given.)
+// Streamed, the provider sends one event per word of "streamed answer" then a usage event; asked
+// "breaks" it fails after the first, asked "stalls" it waits for ever after it.
 describe("ServiceModelsDeployed", () => {
   const target = (name: string): ChatTarget => ({
     candidateId: name,
@@ -184,8 +209,14 @@ describe("ServiceModelsDeployed", () => {
   ])
 
   const setup = () => {
-    const sent: Array<{ readonly target: ChatTarget; readonly request: ChatRequest }> = []
+    const sent: Array<{ readonly target: ChatTarget; readonly request: ChatRequest; readonly options?: StreamOptions }> = []
     const inFlight = { now: 0, most: 0 }
+    const recorded: Array<InferenceLog> = []
+    const traces: Array<Trace> = []
+    const settled: Array<number | null> = []
+    const events: Array<Uint8Array> = []
+    const failure = (to: ChatTarget, reason: string, upstream_status: number | null) =>
+      new ChatProviderFailed({ candidate_id: to.candidateId, candidate_name: to.candidateName, reason, upstream_status, latency_ms: 3 })
     const ports = Layer.mergeAll(
       Layer.succeed(ModelServing, {
         snapshot: (id) => Effect.succeed(Option.fromUndefinedOr(models.get(id))),
@@ -209,6 +240,39 @@ describe("ServiceModelsDeployed", () => {
             if (question === "slow") yield* Effect.sleep("20 millis")
             inFlight.now--
             return { body: "{}", output: `${to.modelName}: ${question}`, usage: null, costUsd: 0.01, latencyMs: 4 }
+          }),
+        stream: (to, request, options) =>
+          Effect.gen(function*() {
+            sent.push({ target: to, request, options })
+            const question = request.messages.at(-1)?.content
+            if (question === "boom") return yield* failure(to, `${to.modelName} answered 500`, 500)
+            let output: string | null = null
+            let ended = false
+            const words = question === "breaks" || question === "stalls" ? ["streamed "] : ["streamed ", "answer"]
+            const deltas = Stream.fromIterable(words).pipe(Stream.rechunk(1), Stream.map((word) => {
+              const event = new TextEncoder().encode(`data: {"choices":[{"delta":{"content":"${word}"}}]}\n\n`)
+              events.push(event)
+              output = (output ?? "") + word
+              return event
+            }))
+            const rest = question === "breaks"
+              ? Stream.fail(failure(to, `${to.modelName} reset the connection`, null))
+              : question === "stalls"
+              ? Stream.never
+              : Stream.fromEffect(Effect.sync(() => {
+                ended = true
+                return new TextEncoder().encode("data: [DONE]\n\n")
+              }))
+            return {
+              events: Stream.concat(deltas, rest),
+              received: () => ({
+                output,
+                usage: ended ? { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } : null,
+                costUsd: ended ? 0.02 : null,
+                latencyMs: 6,
+                error: null
+              })
+            }
           })
       }),
       Layer.succeed(FineTuningApi, {
@@ -224,14 +288,26 @@ describe("ServiceModelsDeployed", () => {
       Layer.succeed(ChatTargets, { of: () => Effect.die("not used"), judge: (_, model) => Effect.succeed(target(model)) }),
       IdGeneratorInOrder.layer
     )
+    // the memory inference logs, keeping every log recorded (the memory store keeps the first of an id)
+    const recording = Layer.effect(
+      InferenceLogWriter,
+      Effect.map(InferenceLogWriter, (writer) =>
+        InferenceLogWriter.of({ ...writer, record: (log, delivery) => Effect.andThen(Effect.sync(() => void recorded.push(log)), writer.record(log, delivery)) }))
+    )
     const layer = Layer.mergeAll(ServiceModelsDeployed.layer, ModelInference.layer).pipe(
+      Layer.provide(recording),
       Layer.provideMerge(InferenceLogsMemory.layer),
-      Layer.provide(Layer.succeed(CallBudgets, { reserve: () => Effect.succeedNone, settle: () => Effect.void })),
-      Layer.provide(Layer.succeed(TraceWriter, { record: () => Effect.void, flush: Effect.void })),
+      Layer.provide(Layer.succeed(CallBudgets, {
+        reserve: () => Effect.succeedNone,
+        settle: (_, cost) => Effect.sync(() => void settled.push(cost))
+      })),
+      Layer.provide(Layer.succeed(TraceWriter, { record: (trace) => Effect.sync(() => void traces.push(trace)), flush: Effect.void })),
       Layer.provideMerge(ports)
     )
-    const run = <A, E>(effect: Effect.Effect<A, E, InferenceLogReader | ModelInference | ServiceModels>) => Effect.runPromise(Effect.provide(effect, layer))
-    return { sent, inFlight, run }
+    /** Runs `effect` in a scope of its own (a request's), closed when it is done. */
+    const run = <A, E>(effect: Effect.Effect<A, E, InferenceLogReader | ModelInference | ServiceModels | Scope.Scope>) =>
+      Effect.runPromise(Effect.provide(Effect.scoped(effect), layer))
+    return { sent, inFlight, recorded, traces, settled, events, run }
   }
 
   const complete = (modelId: string, request: ChatRequest, workspaceId = workspace) =>
@@ -253,7 +329,7 @@ describe("ServiceModelsDeployed", () => {
     }))
     expect(Result.getOrThrow(answer)).toMatchObject({ version_id: vNew, output: `ft:base:acme:${vNew}: q7`, costUsd: 0.01, latencyMs: 4 })
     expect(sent).toHaveLength(1)
-    expect(sent[0]!.request).toMatchObject({ messages: [{ role: "user", content: "q7" }], max_tokens: 64 })
+    expect(sent[0]!.request).toEqual({ messages: [{ role: "user", content: "q7" }], parameters: { max_tokens: 64 } })
     expect(logs).toHaveLength(1)
     expect(logs[0]).toMatchObject({ version_id: vNew, metadata: { status: "success", trace_id: null } })
     expect(logs[0]!.metadata["webhook_delivery"]).toBeUndefined()
@@ -269,7 +345,7 @@ describe("ServiceModelsDeployed", () => {
     expect(Result.getOrThrow(answer).version_id).toBe(vFew)
     expect(sent[0]!.target.modelName).toBe("acme/small")
     expect(sent[0]!.request.messages.map((m) => m.content)).toEqual(["q1", "a1", "q7"])
-    expect(sent[0]!.request.max_tokens).toBe(9)
+    expect(sent[0]!.request.parameters).toEqual({ max_tokens: 9 })
     expect(logs[0]!.metadata).toMatchObject({ trainer: "few_shot", webhook_delivery: { status: "pending" } })
   })
 
@@ -312,12 +388,97 @@ describe("ServiceModelsDeployed", () => {
       return yield* Effect.all([
         complete(mOne, ask("slow")),
         complete(mOne, ask("slow")),
-        Effect.result(inference.infer(workspaceOwner(1), mOne, null, { ...ask("slow") }))
+        Effect.result(inference.infer(workspaceOwner(1), mOne, null, { messages: [{ role: "user", content: "slow" }] }))
       ], { concurrency: "unbounded" })
     }))
     expect(outcomes.map((o) => o._tag)).toEqual(["Success", "Success", "Success"])
     expect(sent).toHaveLength(3)
     expect(inFlight.most).toBe(1)
+  })
+
+  /** Model inference of m1, streamed, asked `content`. */
+  const streamInfer = (content: string) =>
+    Effect.flatMap(ModelInference, (inference) =>
+      inference.infer(workspaceOwner(1), m1, null, { messages: [{ role: "user", content }], stream: true, seed: 4 }))
+
+  it("model inference streams the version's events unchanged, as the model, and logs and traces the call once when the stream ends", async () => {
+    const { events, recorded, run, sent, settled, traces } = setup()
+    const { before, logs, passed, served } = await run(Effect.gen(function*() {
+      const served = yield* streamInfer("q7")
+      const before = recorded.length + traces.length
+      const passed = yield* Stream.runCollect(served.events!)
+      return { before, logs: yield* logsOf(m1), passed, served }
+    }))
+    expect(before).toBe(0)
+    expect(served.body).toBeUndefined()
+    expect(passed.slice(0, 2)).toEqual(events)
+    passed.slice(0, 2).forEach((event, i) => expect(event).toBe(events[i]))
+    expect(sent).toEqual([{
+      target: expect.objectContaining({ modelName: `ft:base:acme:${vNew}` }),
+      request: { messages: [{ role: "user", content: "q7" }], parameters: { seed: 4, max_tokens: 64 } },
+      options: { includeUsage: false, answerAs: "support model" }
+    }])
+    expect(recorded).toHaveLength(1)
+    expect(logs).toEqual([expect.objectContaining({
+      id: served.message_id,
+      version_id: vNew,
+      output_messages: { messages: [{ role: "assistant", content: "streamed answer" }] },
+      metadata: expect.objectContaining({ status: "success", cost_usd: 0.02, usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } })
+    })])
+    expect(traces).toEqual([expect.objectContaining({ id: served.trace_id, status: "success", output: "streamed answer", input: "q7" })])
+    expect(settled).toEqual([0.02])
+  })
+
+  it("model inference logs a stream the caller left mid-way, or never read, as cancelled, once", async () => {
+    const { recorded, run, settled, traces } = setup()
+    await run(Effect.gen(function*() {
+      const served = yield* streamInfer("stalls")
+      const first = yield* Deferred.make<void>()
+      const reader = yield* Effect.forkChild(Stream.runForEach(served.events!, () => Deferred.succeed(first, undefined)))
+      yield* Deferred.await(first)
+      yield* Fiber.interrupt(reader)
+      // logged as soon as the reader is gone, not when the request's scope closes
+      expect(recorded).toHaveLength(1)
+      yield* Effect.scoped(streamInfer("q7"))
+    }))
+    expect(recorded.map((log) => [log.metadata["status"], log.output_messages])).toEqual([
+      ["cancelled", { messages: [{ role: "assistant", content: "streamed " }] }],
+      ["cancelled", { messages: [] }]
+    ])
+    expect(traces.map((t) => t.status)).toEqual(["cancelled", "cancelled"])
+    expect(settled).toHaveLength(2)
+  })
+
+  it("model inference fails a stream that cannot open, or breaks mid-way, with upstream_failed redacted, logging the error once", async () => {
+    const { recorded, run, settled, traces } = setup()
+    const { broken, refused } = await run(Effect.gen(function*() {
+      const refused = yield* Effect.flip(streamInfer("boom"))
+      const served = yield* streamInfer("breaks")
+      const broken = yield* Effect.flip(Stream.runDrain(served.events!))
+      return { broken, refused }
+    }))
+    expect(refused).toMatchObject({ _tag: "UpstreamFailed", candidate_id: vNew, reason: "[version] answered 500", trace_id: traces[0]!.id })
+    expect(broken).toMatchObject({ _tag: "UpstreamFailed", reason: "[version] reset the connection", trace_id: traces[1]!.id })
+    expect(recorded.map((log) => [log.metadata["status"], log.traces["response"]])).toEqual([
+      ["error", { status: 500, error: "[version] answered 500" }],
+      ["error", { status: 200, stream: "error", error: "[version] reset the connection" }]
+    ])
+    expect(recorded[1]!.output_messages).toEqual({ messages: [{ role: "assistant", content: "streamed " }] })
+    expect(traces.map((t) => t.status)).toEqual(["error", "error"])
+    expect(settled).toEqual([null, null])
+  })
+
+  it("a Service candidate's stream is logged once, when it ends", async () => {
+    const { recorded, run, sent } = setup()
+    const passed = await run(Effect.gen(function*() {
+      const models = yield* ServiceModels
+      const stream = yield* models.stream(workspace, m1, ask("q7"), { includeUsage: true })
+      expect(recorded).toHaveLength(0)
+      return yield* Stream.runCollect(stream.events)
+    }))
+    expect(passed).toHaveLength(3)
+    expect(sent[0]!.options).toEqual({ includeUsage: true, answerAs: "support model" })
+    expect(recorded.map((log) => [log.metadata["status"], log.metadata["trace_id"]])).toEqual([["success", null]])
   })
 })
 

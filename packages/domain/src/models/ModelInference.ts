@@ -108,7 +108,7 @@ export class ModelInference extends Context.Service<ModelInference, {
             messages: storableJson(exchange.sent) as Trace["messages"],
             output: traced.output === null ? null : storableText(traced.output),
             status: traced.status,
-            error: traced.error === null ? null : storableText(traced.error),
+            error: traced.error === null ? null : storableText(redact(traced.error, chosen.secret)),
             latency_ms: traced.latency_ms,
             usage: traced.usage,
             cost_usd: traced.cost_usd,

@@ -1,4 +1,4 @@
-import { Context, DateTime, Effect, Layer, Option, Result, type Scope, Semaphore, Stream } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Result, type Scope, Semaphore } from "effect"
 import {
   cappedParameters,
   type ChatCompletion,
@@ -12,7 +12,7 @@ import {
   nothingReceived,
   type StreamEnd,
   type StreamedOutcome,
-  streamEnd,
+  onStop,
   type StreamOptions,
   tracedOutcome
 } from "../inference/index.ts"
@@ -267,7 +267,7 @@ export class VersionCaller extends Context.Service<VersionCaller, {
           received = opened.success.received
           return Result.succeed({
             received,
-            events: opened.success.events.pipe(Stream.onExit((exit) => finish(streamEnd(exit))))
+            events: onStop(opened.success.events, finish)
           } satisfies ChatStream)
         })
 
