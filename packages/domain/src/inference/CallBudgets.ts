@@ -11,6 +11,12 @@ import {
 /** A reservation left by a call that never settled (a crash) is released after this. */
 export const reservationLifetime = Duration.minutes(5)
 
+/**
+ * A streamed call's reservation lasts this long, and a budgeted stream no longer (it is then cut
+ * off, as if its reader had gone): its settling must find the reservation still held.
+ */
+export const streamLifetime = Duration.hours(1)
+
 /** How often a call waiting for a call of its token that runs alone asks again: 5 ms, growing to 100 ms. */
 const busyRetry = Schedule.exponential("5 millis", 1.5).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(100))))
@@ -34,7 +40,9 @@ export class CallBudgets extends Context.Service<CallBudgets, {
   readonly reserve: (
     principal: Principal,
     bound: CallBound,
-    subject: string
+    subject: string,
+    /** How long the call may take before its reservation is let go; by default `reservationLifetime`. */
+    lifetime?: Duration.Duration
   ) => Effect.Effect<Option.Option<string>, BudgetExceeded>
   readonly settle: (reservation: Option.Option<string>, cost: number | null) => Effect.Effect<void>
 }>()(
@@ -46,7 +54,12 @@ export class CallBudgets extends Context.Service<CallBudgets, {
     Effect.gen(function*() {
       const ledger = yield* BudgetLedger
 
-      const reserveBudgeted = Effect.fnUntraced(function*(principal: Extract<Principal, { readonly _tag: "ApiTokenPrincipal" }>, bound: CallBound, subject: string) {
+      const reserveBudgeted = Effect.fnUntraced(function*(
+        principal: Extract<Principal, { readonly _tag: "ApiTokenPrincipal" }>,
+        bound: CallBound,
+        subject: string,
+        lifetime: Duration.Duration
+      ) {
         const token = principal.token
         const now = yield* DateTime.now
         const window = windowOf(token, now)
@@ -57,7 +70,7 @@ export class CallBudgets extends Context.Service<CallBudgets, {
           amount: bound._tag === "Bounded" ? bound.amount : 0,
           unpriced: bound._tag === "Unbounded",
           subject,
-          expiresAt: DateTime.addDuration(now, reservationLifetime)
+          expiresAt: DateTime.addDuration(now, lifetime)
         }).pipe(
           Effect.flatMap((held) => held._tag === "Busy" ? Effect.fail(new LedgerBusy()) : Effect.succeed(held)),
           Effect.retry({ schedule: busyRetry, while: (e) => e instanceof LedgerBusy }),
@@ -75,10 +88,15 @@ export class CallBudgets extends Context.Service<CallBudgets, {
       })
 
       // most calls are made with a token without a budget (or a session): nothing to reserve, no fiber work
-      const reserve = (principal: Principal, bound: CallBound, subject: string): Effect.Effect<Option.Option<string>, BudgetExceeded> =>
+      const reserve = (
+        principal: Principal,
+        bound: CallBound,
+        subject: string,
+        lifetime: Duration.Duration = reservationLifetime
+      ): Effect.Effect<Option.Option<string>, BudgetExceeded> =>
         principal._tag !== "ApiTokenPrincipal" || principal.token.budget_limit === null
           ? unbudgeted
-          : reserveBudgeted(principal, bound, subject)
+          : reserveBudgeted(principal, bound, subject, lifetime)
 
       const settle = (reservation: Option.Option<string>, cost: number | null) =>
         Option.isSome(reservation) ? ledger.settle(reservation.value, cost) : Effect.void

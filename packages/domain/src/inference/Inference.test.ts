@@ -1,4 +1,4 @@
-import { DateTime, Deferred, Effect, Fiber, Layer, type Scope, Stream } from "effect"
+import { DateTime, Deferred, Duration, Effect, Fiber, Layer, type Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { ApiToken, boundCall, BudgetLedger, type Principal as PrincipalType, Principal } from "../access/index.ts"
@@ -16,7 +16,7 @@ import { LeaderboardRepositoryMemory, ServingHistoryMemory } from "../leaderboar
 import { TokenId } from "../shared/index.ts"
 import { WorkspaceId } from "../shared/index.ts"
 import { IdGeneratorInOrder, SecretCipherSealing, ServiceModelsEmpty, uuid, workspaceOwner } from "../testing/index.ts"
-import { CallBudgets } from "./CallBudgets.ts"
+import { CallBudgets, streamLifetime } from "./CallBudgets.ts"
 import { CandidateCalls } from "./CandidateCalls.ts"
 import { ChatProvider, ChatProviderFailed, type ChatRequest, type ChatTarget, type StreamOptions } from "./ChatProvider.ts"
 import { ChatTargets } from "./ChatTargets.ts"
@@ -510,6 +510,23 @@ describe("Inference.infer, streamed", () => {
     expect(traces).toEqual([expect.objectContaining({ status: "cancelled", output: "Hel" })])
     expect(settled).toHaveLength(1)
     expect(closed.streams).toBe(1)
+  })
+
+  it("a budgeted stream lasts at most streamLifetime, its reservation as long: then it is cut off as cancelled and settled", async () => {
+    const { run, settled, traces } = world()
+    const { received } = await run(Effect.gen(function*() {
+      const { served } = yield* streamed("stalls")
+      const received: Array<Uint8Array> = []
+      const reader = yield* Effect.forkChild(Stream.runForEach(served.events!, (event) => Effect.sync(() => received.push(event))))
+      yield* TestClock.adjust(Duration.subtract(streamLifetime, Duration.seconds(1)))
+      expect(traces).toHaveLength(0)
+      yield* TestClock.adjust(Duration.seconds(1))
+      yield* Fiber.join(reader)
+      return { received }
+    }))
+    expect(received).toHaveLength(2)
+    expect(traces).toEqual([expect.objectContaining({ status: "cancelled", output: "Hello " })])
+    expect(settled).toHaveLength(1)
   })
 
   it("a stream never run records the call as cancelled once, when the caller's scope closes", async () => {

@@ -9,7 +9,7 @@ import {
 import { hotSpan, IdGenerator, type InvalidInput, type NotFound } from "../shared/index.ts"
 import { NoServingModel, UpstreamFailed } from "./InferenceErrors.ts"
 import { type BudgetExceeded, boundCall, chargeOf, priceSubject, type Principal } from "../access/index.ts"
-import { CallBudgets } from "./CallBudgets.ts"
+import { CallBudgets, streamLifetime } from "./CallBudgets.ts"
 import { CandidateCalls, type StreamEnd } from "./CandidateCalls.ts"
 import { type ChatProviderFailed, nothingReceived, type StreamReceived } from "./ChatProvider.ts"
 import { BudgetDefaultMaxTokens } from "./PriceCatalogue.ts"
@@ -143,7 +143,7 @@ export class Inference extends Context.Service<Inference, {
         if (request.stream === true) {
           const includeUsage = request.stream_options?.include_usage === true
           return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
-            const reservation = yield* restore(reserve(principal, bound, subject))
+            const reservation = yield* restore(reserve(principal, bound, subject, streamLifetime))
             const traceId = yield* ids.make(TraceId)
             const created_at = yield* DateTime.now
             // The call is settled and traced once, when it stops: its stream ends, fails or is cut off,
@@ -172,6 +172,7 @@ export class Inference extends Context.Service<Inference, {
               candidate,
               events: opened.success.events.pipe(
                 (events) => onStop(events, (end) => Effect.suspend(() => finish(end, received(), chargeOf(bound, received().costUsd)))),
+                (events) => Option.isSome(reservation) ? Stream.interruptWhen(events, Effect.sleep(streamLifetime)) : events,
                 Stream.mapError((e) => failed(e.reason, traceId))
               )
             }

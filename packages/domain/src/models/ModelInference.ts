@@ -3,6 +3,7 @@ import { type BudgetExceeded, boundCall, chargeOf, priceSubject, type Principal,
 import {
   CallBudgets,
   forwardedParameters,
+  streamLifetime,
   type InferenceRequest,
   type NoActiveDeployment,
   requestMessages,
@@ -140,7 +141,7 @@ export class ModelInference extends Context.Service<ModelInference, {
 
         // once the upstream is called the call is paid for: finish it, and log and trace it, even if the client hangs up
         return yield* Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
-          const reservation = yield* restore(budgets.reserve(principal, bound, subject))
+          const reservation = yield* restore(budgets.reserve(principal, bound, subject, request.stream === true ? streamLifetime : undefined))
           const ids = {
             message_id: yield* identifiers.make(InferenceLogId),
             trace_id: model.leaderboard_ids.length > 0 ? yield* identifiers.make(TraceId) : null
@@ -159,7 +160,10 @@ export class ModelInference extends Context.Service<ModelInference, {
               yield* record(principal, chosen, exchange, opened.failure, ids)
               return yield* failed(opened.failure.result.failure.reason, ids.trace_id ?? ids.message_id)
             }
-            const events = opened.success.events.pipe(Stream.mapError((e) => failed(e.reason, ids.trace_id ?? ids.message_id)))
+            const events = opened.success.events.pipe(
+              (events) => Option.isSome(reservation) ? Stream.interruptWhen(events, Effect.sleep(streamLifetime)) : events,
+              Stream.mapError((e) => failed(e.reason, ids.trace_id ?? ids.message_id))
+            )
             return { ...served, events } satisfies ModelServed
           }
 
