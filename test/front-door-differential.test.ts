@@ -53,6 +53,7 @@ type Credential =
 
 beforeAll(async () => {
   upstream = await startOpenAiFake()
+  upstream.streams = true // `stream: true` requests are streamed: both transports must stream them alike
   tuner = await startFineTuneFake({ apiKey: fineTuneKey })
   tuner.answer = (model, messages) => model.startsWith("ft:") ? `tuned: ${referenceOf(lastUser(messages))}` : "no idea"
   const env = {
@@ -175,6 +176,8 @@ const bodies: fc.Arbitrary<string | Uint8Array> = fc.oneof(
     { messages: [] },
     { input: "a", prompt: "b" },
     { input: "hi", stream: true },
+    { input: "hi", stream: true, stream_options: { include_usage: true } },
+    { messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], stream: true, tools: [{ type: "function", function: { name: "f" } }] },
     { messages: "hi", temperature: 9, max_tokens: 0 },
     { input: 7 }
   ).map((payload) => JSON.stringify(payload)),
@@ -283,6 +286,28 @@ describe("the front door and the router give the same answers", () => {
     expect(statuses.get(200) ?? 0).toBeGreaterThan(5)
     expect([...statuses.keys()].filter((status) => status >= 400).length).toBeGreaterThan(3)
   }, 120_000)
+
+  it("to streamed requests on every path: the same events, headers and status", async () => {
+    frontSpans.length = 0
+    for (const route of routes) {
+      for (const payload of [
+        { input: "hi", stream: true },
+        { messages: [{ role: "user", content: [{ type: "text", text: "q7" }] }], stream: true, stream_options: { include_usage: true }, seed: 7 }
+      ]) {
+        const path = route.path(route.kind === "leaderboard" ? ids.leaderboard : ids.model, ids.version)
+        const sent = { method: "POST", path, headers: { ...credentials["the route's scope"](route.kind), "content-type": "application/json" }, body: JSON.stringify(payload) }
+        const [a, b] = await both(sent)
+        expect(a, `${path} ${sent.body}`).toEqual(b)
+        if (route.kind === "leaderboard") {
+          expect(a.status, path).toBe(200)
+          expect(a.headers["content-type"]).toMatch(/^text\/event-stream/)
+          expect(a.body).toMatch(/data: \[DONE\]\n\n$/)
+          expect(a.body.includes("\"usage\""), sent.body).toBe(payload.stream_options !== undefined)
+        }
+      }
+    }
+    expect(frontSpans.filter((span) => span.attributes.get("podium.front_door") === true).length).toBe(2 * routes.length)
+  })
 
   it("to the GUID-shaped id that is no RFC 4122 UUID: 400 validation_failed on every path, before and after the credential", async () => {
     frontSpans.length = 0

@@ -18,6 +18,12 @@ export interface OpenAiFake {
    * completion whose content holds U+0000 and a lone surrogate (which Postgres cannot store).
    */
   mode: "ok" | "error" | "garbage" | "poison"
+  /**
+   * Whether a `stream: true` request is answered as OpenAI streams (the completion's content in
+   * three deltas, the usage chunk when asked, `data: [DONE]`); else (default) with the JSON
+   * completion, as an upstream that does not stream would.
+   */
+  streams: boolean
   readonly close: () => Promise<void>
 }
 
@@ -31,7 +37,7 @@ export const completion = (content: string, model = "fake-model") => ({
 })
 
 export const startOpenAiFake = async (): Promise<OpenAiFake> => {
-  const fake = { seen: [], sent: [], mode: "ok" } as unknown as { -readonly [K in keyof OpenAiFake]: OpenAiFake[K] }
+  const fake = { seen: [], sent: [], mode: "ok", streams: false } as unknown as { -readonly [K in keyof OpenAiFake]: OpenAiFake[K] }
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -47,6 +53,25 @@ export const startOpenAiFake = async (): Promise<OpenAiFake> => {
         return res.end("{not json")
       }
       const last = body?.messages?.at(-1)?.content ?? ""
+      if (fake.streams && body?.stream === true) {
+        const content = `echo: ${last}`
+        const { choices: _, usage, ...head } = completion(content, body?.model)
+        const chunk = (delta: object, finish: string | null) =>
+          `data: ${JSON.stringify({ ...head, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+        const thirds = [0, 1, 2].map((i) => content.slice(Math.floor(i * content.length / 3), Math.floor((i + 1) * content.length / 3)))
+        const events = [
+          chunk({ role: "assistant", content: thirds[0] }, null),
+          chunk({ content: thirds[1] }, null),
+          chunk({ content: thirds[2] }, "stop"),
+          ...(body.stream_options?.include_usage === true
+            ? [`data: ${JSON.stringify({ ...head, object: "chat.completion.chunk", choices: [], usage })}\n\n`]
+            : []),
+          "data: [DONE]\n\n"
+        ].join("")
+        fake.sent.push(events)
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        return res.end(events)
+      }
       res.writeHead(200, { "content-type": "application/json" })
       // pretty-printed, so a proxy that re-serialises the answer shows up
       const content = fake.mode === "poison" ? `poison: \u0000 \ud800 ${last}` : `echo: ${last}`
