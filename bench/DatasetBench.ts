@@ -16,8 +16,12 @@ const batchClients = 4
 const singleClients = 50
 /** Rows of the version downloaded. */
 const downloadRows = 1_000_000
-/** Issue 10's targets: push against COPY FROM, download against COPY TO. */
-const pushRatioTarget = 0.75
+/**
+ * Push against COPY FROM (issue 30: 0.65x, held as the median of 5 runs; issue 14 measured why
+ * 0.75x cannot be held: Node's parse, check and re-serialise of each row against COPY's 3 ms
+ * client), download against COPY TO (issue 10).
+ */
+const pushRatioTarget = 0.65
 const downloadRatioTarget = 0.6
 
 /** A support ticket and its answer: realistic fields, text that differs from row to row. */
