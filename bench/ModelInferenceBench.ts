@@ -20,6 +20,24 @@ const sqlAt = <A>(databaseUrl: string, run: (sql: PgClient.PgClient) => Effect.E
  * is stored as a fine-tune would store it: a succeeded run and an active version), its webhook on
  * and pointing at a loopback receiver, and an API token that may call it.
  */
+/** A loopback webhook receiver answering 204, counting what it received. */
+export const startHookReceiver = async () => {
+  let delivered = 0
+  const receiver = createServer((request, response) => {
+    request.resume()
+    request.on("end", () => {
+      delivered++
+      response.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    delivered: () => delivered,
+    close: () => new Promise<void>((resolve) => receiver.close(() => resolve()))
+  }
+}
+
 export const prepare = async (podium: Podium, databaseUrl: string, receiverUrl: string | null) => {
   const jwt = await benchSession(`bench-model-inference-${receiverUrl === null ? "logs" : "webhook"}`)
   const { secret } = await json(podium, "POST", "/api/tokens", jwt, { name: "bench", scopes: ["models:inference"] }, 201)
@@ -71,16 +89,8 @@ export const ModelInferenceBench: SelfRunningBenchmark = {
   },
   run: async (databases, settings) => {
     const upstream = await startUpstream()
-    let delivered = 0
-    const receiver = createServer((request, response) => {
-      request.resume()
-      request.on("end", () => {
-        delivered++
-        response.writeHead(204).end()
-      })
-    })
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+    const receiver = await startHookReceiver()
+    const receiverUrl = receiver.url
     try {
       const direct = await time("model-inference / direct upstream", upstream.url, directTarget, settings, undefined, upstream.loop)
       const { succeeded: _d, ...directMeasured } = direct
@@ -102,7 +112,7 @@ export const ModelInferenceBench: SelfRunningBenchmark = {
           FINE_TUNE_API_KEY: "sk-bench",
           WEBHOOK_POLL_INTERVAL_MS: "100"
         })
-        const deliveredBefore = delivered
+        const deliveredBefore = receiver.delivered()
         let timed: Awaited<ReturnType<typeof time>>
         let scenario: Awaited<ReturnType<typeof prepare>>
         try {
@@ -128,7 +138,7 @@ export const ModelInferenceBench: SelfRunningBenchmark = {
         )
         added.push(
           `  ${scenario.name}: ` + addedLatency.map(({ addedP50Ms, connections }) => `${connections} conn. p50 +${addedP50Ms} ms`).join(", "),
-          `    ${succeeded} 2xx answers seen, ${stored.logs} inference logs stored, ${delivered - deliveredBefore} webhook ` +
+          `    ${succeeded} 2xx answers seen, ${stored.logs} inference logs stored, ${receiver.delivered() - deliveredBefore} webhook ` +
             `deliveries received, ${stored.pending} still in the outbox`
         )
       }
@@ -136,7 +146,7 @@ export const ModelInferenceBench: SelfRunningBenchmark = {
       return { results, notes }
     } finally {
       await upstream.close()
-      await new Promise<void>((resolve) => receiver.close(() => resolve()))
+      await receiver.close()
     }
   }
 }

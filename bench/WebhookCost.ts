@@ -1,11 +1,9 @@
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { type Settings, startBenchPodium } from "./Benchmark.ts"
 import type { Databases } from "./Databases.ts"
 import { type Figure, times } from "./Figures.ts"
 import { settle } from "./InferenceBench.ts"
 import { expectSuccess, hammer, mainLoop } from "./Load.ts"
-import { counts, prepare } from "./ModelInferenceBench.ts"
+import { counts, prepare, startHookReceiver } from "./ModelInferenceBench.ts"
 
 /** Podium's event-loop time per call at one connection, over the run and until its logs and deliveries caught up. */
 interface CallCost {
@@ -37,16 +35,8 @@ const caughtUp = async (databaseUrl: string) => {
  * deliveries caught up, so work deferred past the answer (batched, signed deliveries) is counted.
  */
 export const webhookCost = async (databases: Databases, settings: Settings, upstreamUrl: string) => {
-  let delivered = 0
-  const receiver = createServer((request, response) => {
-    request.resume()
-    request.on("end", () => {
-      delivered++
-      response.writeHead(204).end()
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+  const receiver = await startHookReceiver()
+  const receiverUrl = receiver.url
   const measure = async (hook: string | null): Promise<CallCost> => {
     const databaseUrl = await databases.create()
     const podium = await startBenchPodium(databaseUrl, {
@@ -60,7 +50,7 @@ export const webhookCost = async (databases: Databases, settings: Settings, upst
       await expectSuccess(podium.url, scenario.target)
       await hammer(podium.url, scenario.target, 1, settings.warmupSeconds)
       const before = await caughtUp(databaseUrl)
-      const deliveredBefore = delivered
+      const deliveredBefore = receiver.delivered()
       process.stderr.write(`  inference / ${scenario.name}: 1 connection for ${settings.seconds} s, then until caught up\n`)
       const activeBefore = await mainLoop()
       const run = await hammer(podium.url, scenario.target, 1, settings.seconds)
@@ -71,7 +61,7 @@ export const webhookCost = async (databases: Databases, settings: Settings, upst
         usPerCall: (active * 1000) / run.requests,
         usPerCallDuringRun: run.loopUsPerRequest ?? 0,
         logs: after.logs - before.logs,
-        delivered: delivered - deliveredBefore
+        delivered: receiver.delivered() - deliveredBefore
       }
     } finally {
       await podium.stop()
@@ -93,6 +83,6 @@ export const webhookCost = async (databases: Databases, settings: Settings, upst
     }
     return { logs, webhook, figure }
   } finally {
-    await new Promise<void>((resolve) => receiver.close(() => resolve()))
+    await receiver.close()
   }
 }

@@ -300,7 +300,7 @@ describe("the front door and the router give the same answers", () => {
         expect(a, `${path} ${sent.body}`).toEqual(b)
         if (route.kind === "leaderboard") {
           expect(a.status, path).toBe(200)
-          expect(a.headers["content-type"]).toMatch(/^text\/event-stream/)
+          expect((a.headers as Record<string, string>)["content-type"]).toMatch(/^text\/event-stream/)
           expect(a.body).toMatch(/data: \[DONE\]\n\n$/)
           expect(a.body.includes("\"usage\""), sent.body).toBe(payload.stream_options !== undefined)
         }

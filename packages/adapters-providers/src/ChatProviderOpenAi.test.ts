@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { ChatProviderOpenAi, type ChatProviderOpenAiOptions } from "./ChatProviderOpenAi.ts"
 import { SafeHttp } from "./SafeHttpClient.ts"
 import { loopbackServer } from "./testing/Loopback.ts"
+import { chunk, event, usageEventOf } from "./testing/ChatChunks.ts"
 
 const SECRET = "sk-secret-4f9a"
 
@@ -21,16 +22,7 @@ const completion = (usage: Record<string, unknown> | undefined) => ({
 const json = (response: ServerResponse, status: number, body: unknown) =>
   response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
 
-const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  id: "gen-1",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "acme/tiny",
-  choices: [{ index: 0, delta, finish_reason: null }],
-  ...extra
-})
-const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`
-const usageEvent = event({ ...chunk({}), choices: [], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } })
+const usageEvent = usageEventOf({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 })
 
 /** OpenRouter's stream of "Bonjour é😀": a comment, the deltas, the finish, the usage chunk, [DONE]. */
 const script = [

@@ -1,18 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { ChatStreamEvents, type ChatStreamEventsOptions } from "./ChatStreamEvents.ts"
+import { chunk, event, usageEventOf } from "./testing/ChatChunks.ts"
 
-const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  id: "gen-1",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "acme/tiny",
-  choices: [{ index: 0, delta, finish_reason: null }],
-  ...extra
-})
-const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`
 const usage = { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15, cost: 0.0001 }
-const usageEvent = event({ ...chunk({}), choices: [], usage })
+const usageEvent = usageEventOf(usage)
 
 const script = [
   ": OPENROUTER PROCESSING\n\n",
