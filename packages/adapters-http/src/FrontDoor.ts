@@ -201,7 +201,9 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
      * Writes a streamed answer: the head at once (so the client has the headers before the first
      * chunk), then each chunk as it comes, waiting for the socket to drain when it is full (the
      * stream is pulled no faster than the client reads). Ends when the stream does; a client gone
-     * stops it (the fiber is interrupted on close).
+     * stops it (the fiber is interrupted on close). A first chunk at hand as the head is written
+     * (an upstream's first event comes with its headers) goes out with the head in one write; else
+     * the head goes alone, before the event loop waits for anything.
      */
     const writeStream = (
       response: ServerResponse,
@@ -212,7 +214,15 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
     ): Effect.Effect<void> => {
       if (response.destroyed || response.headersSent) return Effect.void
       response.writeHead(200, { ...headers, "content-type": contentType, ...nosniff, "x-request-id": requestId })
-      response.flushHeaders()
+      let head: NodeJS.Immediate | undefined = setImmediate(() => {
+        head = undefined
+        response.flushHeaders()
+      })
+      const headWritten = () => {
+        if (head === undefined) return
+        clearImmediate(head)
+        head = undefined
+      }
       const drained = Effect.callback<void>((resume) => {
         const done = () => {
           response.off("drain", done)
@@ -223,10 +233,11 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
         response.on("close", done)
       })
       return Stream.runForEachArray(body, (chunks) => {
+        headWritten()
         let room = true
         for (const chunk of chunks) room = response.write(chunk)
         return room || response.destroyed ? Effect.void : drained
-      }).pipe(Effect.andThen(Effect.sync(() => response.end())))
+      }).pipe(Effect.andThen(Effect.sync(() => response.end())), Effect.ensuring(Effect.sync(headWritten)))
     }
 
     /** Writes an error answer. */

@@ -122,6 +122,31 @@ describe("ChatStreamEvents", () => {
     assert.isUndefined(parser.push(Buffer.from(event(chunk({ content: "later" })))))
   })
 
+  it("keeps the text of choice 0 from any chunks, however their JSON is written (read without parsing or parsed)", () => {
+    const content = fc.oneof(fc.string(), fc.constantFrom('"usage":{"prompt_tokens":1}', '\\"', '"content":"x"', '"index":1', "é😀\n"))
+    const chunkOf = fc.record({
+      content: fc.option(content, { nil: undefined }),
+      index: fc.constantFrom(0, 1, undefined),
+      usage: fc.constantFrom("absent", "null"),
+      spaced: fc.boolean(),
+      escapedKey: fc.boolean()
+    })
+    fc.assert(fc.property(fc.array(chunkOf, { maxLength: 6 }), (chunks) => {
+      const events = chunks.map(({ content, escapedKey, index, spaced, usage }) => {
+        const delta = content === undefined ? {} : { content }
+        const body = { ...chunk(delta), choices: [{ ...(index === undefined ? {} : { index }), delta }], ...(usage === "null" ? { usage: null } : {}) }
+        const json = JSON.stringify(body, null, spaced ? 1 : undefined).replaceAll("\n", "")
+        return `data: ${escapedKey ? json.replace('"model"', '"\\u006dodel"') : json}\n\n`
+      })
+      const text = [...events, "data: [DONE]\n\n"].join("")
+      const parser = new ChatStreamEvents(options)
+      assert.strictEqual(decode(feed(parser, Buffer.from(text))), text)
+      const expected = chunks.filter((_) => _.index !== 1).map((_) => _.content ?? "").join("")
+      assert.strictEqual(parser.output, expected === "" ? null : expected)
+      assert.isNull(parser.usage)
+    }))
+  })
+
   it("keeps a partial event until its blank line arrives", () => {
     const parser = new ChatStreamEvents(options)
     const text = event(chunk({ content: "Hi" }))

@@ -46,6 +46,13 @@ interface ToolCall {
 
 const LF = 0x0a
 const CR = 0x0d
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+
+const isDigitAt = (text: string, at: number) => {
+  const c = text.charCodeAt(at)
+  return c >= 0x30 && c <= 0x39
+}
 const encoder = new TextEncoder()
 
 const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
@@ -204,6 +211,10 @@ export class ChatStreamEvents {
 
   /** Reads one event; gives undefined to pass it on as it came, null to drop it, or its new text. */
   #event(event: string): string | null | undefined {
+    // the usual event, one `data: ` line: its text read, without parsing, when nothing in it is to change
+    if (event.startsWith("data: {") && event.indexOf("\n") === event.length - 2 && this.#skimmed(event.slice(6, -2))) {
+      return undefined
+    }
     let data: string | undefined
     let others = ""
     let start = 0
@@ -232,6 +243,48 @@ export class ChatStreamEvents {
     const changed = this.#read(json)
     if (changed === null) return null
     return changed ? `${others}data: ${JSON.stringify(json)}\n\n` : undefined
+  }
+
+  /**
+   * Reads a chunk that is a plain text delta of choice 0 without parsing it, when that is sure: no
+   * usage (but `"usage":null` while usage is asked for), error, tool calls, other choice or renaming,
+   * and no escape outside the text (so each `"key"` found is a key). False leaves it to be parsed.
+   */
+  #skimmed(data: string): boolean {
+    const options = this.#options
+    if (options.answerAs !== undefined || data.includes('"error"') || data.includes('"tool_calls"')) return false
+    for (let at = data.indexOf('"usage"'); at !== -1; at = data.indexOf('"usage"', at + 7)) {
+      if (!options.includeUsage || !data.startsWith('"usage":null', at)) return false
+    }
+    const index = data.indexOf('"index":')
+    if (index !== -1 && (!data.startsWith('"index":0', index) || isDigitAt(data, index + 9) || data.includes('"index":', index + 8))) {
+      return false
+    }
+    const key = data.indexOf('"content"')
+    const escape = data.indexOf("\\")
+    if (key === -1) return escape === -1
+    const choices = data.indexOf('"choices":[')
+    const delta = data.indexOf('"delta":{', choices)
+    if (choices === -1 || delta === -1 || delta > key || !data.startsWith('"content":"', key) || data.includes('"content"', key + 9)) {
+      return false
+    }
+    const start = key + 11
+    let end = start
+    for (let c = data.charCodeAt(end); c !== QUOTE; c = data.charCodeAt(end)) {
+      if (Number.isNaN(c)) return false
+      end += c === BACKSLASH ? 2 : 1
+    }
+    if (escape !== -1 && (escape < start || data.lastIndexOf("\\") > end)) return false
+    let text = data.slice(start, end)
+    if (escape !== -1) {
+      try {
+        text = JSON.parse(`"${text}"`) as string
+      } catch {
+        return false
+      }
+    }
+    this.#addText(text)
+    return true
   }
 
   /** Keeps what a chunk says and changes it as asked: true when changed, null to drop it. */
@@ -275,11 +328,13 @@ export class ChatStreamEvents {
     return changed
   }
 
+  #addText(text: string) {
+    if (this.#textLength < keptTextLength) this.#text += text.slice(0, keptTextLength - this.#textLength)
+    this.#textLength += text.length
+  }
+
   #delta(delta: Record<string, unknown>) {
-    if (typeof delta.content === "string") {
-      if (this.#textLength < keptTextLength) this.#text += delta.content.slice(0, keptTextLength - this.#textLength)
-      this.#textLength += delta.content.length
-    }
+    if (typeof delta.content === "string") this.#addText(delta.content)
     if (!Array.isArray(delta.tool_calls)) return
     for (const call of delta.tool_calls) {
       if (!isRecord(call)) continue
