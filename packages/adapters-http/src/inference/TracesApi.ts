@@ -11,7 +11,7 @@ export const TraceFormat = Schema.Literals(["json", "jsonl", "ndjson"])
 const TraceRow = Schema.Record(Schema.String, Schema.Unknown).annotate({
   identifier: "Trace",
   description: "id, leaderboard_id, leaderboard_model_id, source, run_id, input, messages, output, status " +
-    "(success|error), error, latency_ms, usage, cost_usd, token_id, created_at"
+    "(success|error|cancelled: a streamed call whose caller went away), error, latency_ms, usage, cost_usd, token_id, created_at"
 })
 
 export const TraceList = Schema.Struct({
