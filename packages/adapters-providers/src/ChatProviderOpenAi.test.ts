@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { ChatProviderOpenAi, type ChatProviderOpenAiOptions } from "./ChatProviderOpenAi.ts"
 import { SafeHttp } from "./SafeHttpClient.ts"
 import { loopbackServer } from "./testing/Loopback.ts"
-import { chunk, event, usageEventOf } from "./testing/ChatChunks.ts"
+import { bonjourScript, chunk, event, usageEventOf } from "./testing/ChatChunks.ts"
 
 const SECRET = "sk-secret-4f9a"
 
@@ -24,16 +24,7 @@ const json = (response: ServerResponse, status: number, body: unknown) =>
 
 const usageEvent = usageEventOf({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 })
 
-/** OpenRouter's stream of "Bonjour é😀": a comment, the deltas, the finish, the usage chunk, [DONE]. */
-const script = [
-  ": OPENROUTER PROCESSING\n\n",
-  event(chunk({ role: "assistant", content: "" })),
-  event(chunk({ content: "Bon" })),
-  event(chunk({ content: "jour é😀" })),
-  event({ ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
-  usageEvent,
-  "data: [DONE]\n\n"
-].join("")
+const script = bonjourScript(usageEvent)
 const scriptBytes = Buffer.from(script)
 /** Cut in the middle of the first data event and of 😀. */
 const scriptPieces = (() => {

@@ -1,20 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { ChatStreamEvents, type ChatStreamEventsOptions } from "./ChatStreamEvents.ts"
-import { chunk, event, usageEventOf } from "./testing/ChatChunks.ts"
+import { bonjourScript, chunk, event, usageEventOf } from "./testing/ChatChunks.ts"
 
 const usage = { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15, cost: 0.0001 }
 const usageEvent = usageEventOf(usage)
 
-const script = [
-  ": OPENROUTER PROCESSING\n\n",
-  event(chunk({ role: "assistant", content: "" })),
-  event(chunk({ content: "Bon" })),
-  event(chunk({ content: "jour é😀" })),
-  event({ ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
-  usageEvent,
-  "data: [DONE]\n\n"
-].join("")
+const script = bonjourScript(usageEvent)
 
 const options: ChatStreamEventsOptions = { includeUsage: true, scrub: (text) => text.replaceAll("sk-secret", "[redacted]") }
 const decode = (parts: ReadonlyArray<Uint8Array>) => Buffer.concat(parts).toString("utf8")
