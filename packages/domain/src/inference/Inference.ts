@@ -41,6 +41,31 @@ export const streamEnd = (exit: Exit.Exit<unknown, ChatProviderFailed>, ended: b
   return failure !== undefined ? { _tag: "Failed", reason: failure.error.reason } : { _tag: "Cancelled" }
 }
 
+/**
+ * A streamed call's finish, run once: when its events stop (`bind`: ended, failed or cut off), when
+ * the caller's scope closes first (`Cancelled`: the caller went away before or while it ran), or
+ * when the caller `stop`s it itself; `dismiss` drops it (a call that failed before any event, which
+ * its caller records as a failed call).
+ */
+export const finishOnce = (finish: (end: StreamEnd) => Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    let finished = false
+    const stop = (end: StreamEnd) =>
+      Effect.suspend(() => {
+        if (finished) return Effect.void
+        finished = true
+        return finish(end)
+      })
+    yield* Effect.addFinalizer(() => stop({ _tag: "Cancelled" }))
+    return {
+      stop,
+      dismiss: Effect.sync(() => {
+        finished = true
+      }),
+      bind: <A, R>(events: Stream.Stream<A, ChatProviderFailed, R>) => onStop(events, stop)
+    }
+  })
+
 /** `events` telling `stopped` how they ended (`streamEnd`) once they stop, whichever way. */
 export const onStop = <A, R>(
   events: Stream.Stream<A, ChatProviderFailed, R>,
@@ -146,24 +171,25 @@ export class Inference extends Context.Service<Inference, {
             const reservation = yield* restore(reserve(principal, bound, subject, streamLifetime))
             const traceId = yield* ids.make(TraceId)
             const created_at = yield* DateTime.now
-            // The call is settled and traced once, when it stops: its stream ends, fails or is cut off,
-            // or the caller's scope closes first (the caller went away before or while it ran).
+            // Settled and traced once, when the call stops (finishOnce); a call that failed before any
+            // event cost nothing.
             let received = () => nothingReceived(0)
-            let finished = false
-            const finish = (end: StreamEnd, got: StreamReceived, charge: number | null) =>
+            let charge = (got: StreamReceived): number | null => chargeOf(bound, got.costUsd)
+            const { bind, stop } = yield* finishOnce((end) =>
               Effect.suspend(() => {
-                if (finished) return Effect.void
-                finished = true
+                const got = received()
                 return Effect.andThen(
-                  settle(reservation, charge),
+                  settle(reservation, charge(got)),
                   calls.trace(traced(created_at, traceId), { _tag: "Streamed", received: got, end })
                 )
               })
-            yield* Effect.addFinalizer(() => Effect.suspend(() => finish({ _tag: "Cancelled" }, received(), chargeOf(bound, received().costUsd))))
+            )
             const opened = yield* Effect.result(restore(call.stream(chat(reservation), { includeUsage })))
             if (Result.isFailure(opened)) {
               const { latency_ms, reason } = opened.failure
-              yield* finish({ _tag: "Failed", reason }, nothingReceived(latency_ms), null)
+              received = () => nothingReceived(latency_ms)
+              charge = () => null
+              yield* stop({ _tag: "Failed", reason })
               return yield* failed(reason, traceId)
             }
             received = opened.success.received
@@ -171,7 +197,7 @@ export class Inference extends Context.Service<Inference, {
               traceId,
               candidate,
               events: opened.success.events.pipe(
-                (events) => onStop(events, (end) => Effect.suspend(() => finish(end, received(), chargeOf(bound, received().costUsd)))),
+                bind,
                 (events) => Option.isSome(reservation) ? Stream.interruptWhen(events, Effect.sleep(streamLifetime)) : events,
                 Stream.mapError((e) => failed(e.reason, traceId))
               )

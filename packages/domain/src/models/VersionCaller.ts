@@ -10,9 +10,8 @@ import {
   ChatTargets,
   NoActiveDeployment,
   nothingReceived,
-  type StreamEnd,
   type StreamedOutcome,
-  onStop,
+  finishOnce,
   type StreamOptions,
   tracedOutcome
 } from "../inference/index.ts"
@@ -247,27 +246,21 @@ export class VersionCaller extends Context.Service<VersionCaller, {
           const gate = workersOf(chosen.version)
           yield* Effect.acquireRelease(Semaphore.take(gate, 1), () => Semaphore.release(gate, 1))
           const timestamp = yield* DateTime.now
-          // `done` runs once, when the call stops: its stream ends, fails or is cut off, or the
-          // caller's scope closes first (the caller went away before or while it ran).
+          // `done` runs once, when the call stops (finishOnce)
           let received = () => nothingReceived(0)
-          let finished = false
-          const finish = (end: StreamEnd) =>
-            Effect.suspend(() => {
-              if (finished) return Effect.void
-              finished = true
-              return done({ timestamp, result: { _tag: "Streamed", received: received(), end } })
-            })
-          yield* Effect.addFinalizer(() => finish({ _tag: "Cancelled" }))
+          const { bind, dismiss } = yield* finishOnce((end) =>
+            Effect.suspend(() => done({ timestamp, result: { _tag: "Streamed", received: received(), end } }))
+          )
           const opened = yield* Effect.result(provider.stream(chosen.target, sent(exchange), options))
           if (Result.isFailure(opened)) {
-            finished = true
+            yield* dismiss
             const failed: FailedCall = { timestamp, result: Result.fail(opened.failure) as Result.Failure<ChatCompletion, ChatProviderFailed> }
             return Result.fail(failed)
           }
           received = opened.success.received
           return Result.succeed({
             received,
-            events: onStop(opened.success.events, finish)
+            events: bind(opened.success.events)
           } satisfies ChatStream)
         })
 
