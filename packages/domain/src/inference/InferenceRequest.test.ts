@@ -75,6 +75,14 @@ describe("forwardedParameters", () => {
     expect(forwardedParameters({ input: "hi" })).toEqual({})
   })
 
+  it("forwards a __proto__ key as the property it is, lending nothing to the rest", () => {
+    const given = JSON.parse("{\"__proto__\": {\"max_completion_tokens\": 5}, \"seed\": 1}") as InferenceRequest
+    const forwarded = forwardedParameters(given)
+    expect(Object.keys(forwarded).sort()).toEqual(["__proto__", "seed"])
+    expect(forwarded.max_completion_tokens).toBeUndefined()
+    expect(JSON.stringify(forwarded)).toBe("{\"__proto__\":{\"max_completion_tokens\":5},\"seed\":1}")
+  })
+
   it("for any request: every key but Podium's own is forwarded with its value", () => {
     const key = fc.oneof(fc.constantFrom(...readByPodium), fc.string({ minLength: 1, maxLength: 12 }))
     fc.assert(fc.property(fc.dictionary(key, fc.jsonValue()), (given) => {

@@ -54,12 +54,13 @@ export type InferenceRequest = typeof InferenceRequest.Type
  */
 const notForwarded = new Set(["model", "messages", "input", "prompt", "question", "query", "stream", "stream_options"])
 
-/** The caller's parameters sent to the upstream as given: all but those Podium reads itself. */
-export const forwardedParameters = (request: InferenceRequest): Readonly<Record<string, unknown>> => {
-  const parameters: Record<string, unknown> = {}
-  for (const key in request) if (!notForwarded.has(key)) parameters[key] = request[key]
-  return parameters
-}
+/**
+ * The caller's parameters sent to the upstream as given: all but those Podium reads itself. Built as
+ * own properties (`Object.fromEntries`): assigning a `__proto__` key would set the object's
+ * prototype instead, dropping the key and lending its properties to every read.
+ */
+export const forwardedParameters = (request: InferenceRequest): Readonly<Record<string, unknown>> =>
+  Object.fromEntries(Object.entries(request).filter(([key]) => !notForwarded.has(key)))
 
 /** The caller's output limit: `max_completion_tokens` (OpenAI's newer name) else `max_tokens`. */
 export const requestedMaxTokens = (request: InferenceRequest): number | undefined =>
