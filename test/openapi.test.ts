@@ -177,6 +177,29 @@ describe("GET /openapi.json", () => {
     expect(operations.map((o) => o.route).sort()).toEqual([...fromApi].sort())
   })
 
+  // /docs groups operations by tag: one per HttpApi group, named in Title Case (small joining words
+  // lower case, acronyms as written), none twice, each described; every operation's tag is one of them.
+  // "Models" alone is not a tag: the docs page lists the schemas under that heading already.
+  it("names each group's tag once, in Title Case, with a description, and tags every operation with one of them", () => {
+    const tags = (document as unknown as { tags: ReadonlyArray<{ name: string; description?: string }> }).tags
+    const names = tags.map((t) => t.name)
+    expect(names).toHaveLength(Object.keys(Api.groups).length)
+    expect(new Set(names).size, `tags named twice: ${names.filter((n, i) => names.indexOf(n) !== i).join(", ")}`).toBe(names.length)
+    expect(names).not.toContain("Models")
+    const small = new Set(["a", "an", "and", "for", "of", "on", "or", "the", "to", "with"])
+    const titleCase = (name: string) =>
+      name.split(" ").every((word, i) =>
+        (i > 0 && small.has(word)) || word.split("-").every((part) => /^[A-Z0-9][A-Za-z0-9]*$/.test(part))
+      )
+    expect(names.filter((n) => !titleCase(n)), "tags not in Title Case").toEqual([])
+    expect(tags.filter((t) => (t.description ?? "").trim().length < 20).map((t) => t.name), "tags without a description").toEqual([])
+    const untagged = operations.filter(({ operation }) => {
+      const own = (operation as { tags?: ReadonlyArray<string> }).tags ?? []
+      return own.length !== 1 || !names.includes(own[0]!)
+    })
+    expect(untagged.map((o) => o.route)).toEqual([])
+  })
+
   it("lists the routes the service is known to have", () => {
     const routes = operations.map((o) => o.route)
     expect(routes).toEqual(expect.arrayContaining([

@@ -96,5 +96,9 @@ export class InvitesApi extends HttpApiGroup.make("invites")
     }))
   )
   .middleware(SessionAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Members and invites" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Members and Invites",
+    description: "A workspace's members and pending invites: owners and admins invite by email, remove members and " +
+      "revoke invites."
+  }))
 {}

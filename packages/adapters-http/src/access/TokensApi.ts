@@ -133,7 +133,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
   )
   .middleware(SessionAuth)
   .annotateMerge(OpenApi.annotations({
-    title: "API tokens",
+    title: "API Tokens",
     description: "Owners and admins manage the workspace's API tokens. The secret is returned once, at creation. " +
       "Tokens belong to the workspace, not to whoever made them: removing a member leaves their tokens working, " +
       "so each token shows its creator (`created_by`, `created_by_email`, `created_by_member`) to tell what to revoke."

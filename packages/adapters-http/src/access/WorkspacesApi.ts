@@ -30,5 +30,9 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
     }))
   )
   .middleware(SessionAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Workspaces" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Workspaces",
+    description: "The workspaces the signed-in user belongs to, with their role in each: pass one's `business_id` to " +
+      "act in it."
+  }))
 {}

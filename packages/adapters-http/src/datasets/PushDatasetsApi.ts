@@ -201,7 +201,11 @@ export class PushDatasetsApi extends HttpApiGroup.make("pushDatasets")
     }))
   )
   .middleware(PushAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Push datasets" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Push Datasets",
+    description: "Rows pushed to a leaderboard's dataset, its status and its consolidated versions as JSONL: with an " +
+      "API token or the leaderboard's push token."
+  }))
 {}
 
 /** Tokens and consolidation: API tokens (and sessions) only. */
@@ -277,5 +281,9 @@ export class DatasetAdminApi extends HttpApiGroup.make("datasetAdmin")
     }))
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Push datasets" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Push Dataset Management",
+    description: "Push tokens, consolidation of pending rows into versions and auto-labelling: API tokens and sessions " +
+      "only."
+  }))
 {}

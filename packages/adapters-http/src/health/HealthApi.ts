@@ -22,4 +22,10 @@ export class HealthApi extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("check", "/healthz", { success: Health, error: Unhealthy }).annotateMerge(
     OpenApi.annotations({ summary: "Liveness and database reachability; no credential needed" })
   )
-) {}
+)
+  .annotateMerge(OpenApi.annotations({
+    title: "Health",
+    description: "Whether the service is up and reaches its database: for load balancers and probes, without a " +
+      "credential."
+  }))
+{}

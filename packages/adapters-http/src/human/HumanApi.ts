@@ -317,7 +317,7 @@ export class HumanApi extends HttpApiGroup.make("human")
   )
   .middleware(SessionAuth)
   .annotateMerge(OpenApi.annotations({
-    title: "Human evaluation",
+    title: "Human Evaluation",
     description: "Blind review of the candidates' answers by signed-in members of the leaderboard's workspace " +
       "(API tokens are refused). The leaderboard needs eval_type `human` and 2 to 8 candidates (409 " +
       "`wrong_eval_type`, `invalid_candidate_count`). Responses show only a label until the case's review is " +

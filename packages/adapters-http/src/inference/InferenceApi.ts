@@ -79,5 +79,9 @@ export class InferenceApi extends HttpApiGroup.make("inference")
     )
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Inference" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Leaderboard Inference",
+    description: "Chat completions through the candidate a leaderboard serves, traced and budgeted (OpenAI's request, " +
+      "streamed or not)."
+  }))
 {}

@@ -75,5 +75,9 @@ export class OpenAiModelsApi extends HttpApiGroup.make("openAiModels")
       }))
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "OpenAI-compatible models" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "OpenAI-Compatible Models",
+    description: "What an OpenAI client lists and retrieves as models: the leaderboards and models the token can run " +
+      "inference on."
+  }))
 {}

@@ -63,5 +63,9 @@ export class TracesApi extends HttpApiGroup.make("traces")
     }))
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Traces" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Traces",
+    description: "Every call and row a leaderboard recorded (inference, runs, dataset rows, human evaluation, " +
+      "fine-tuning), exported by cursor."
+  }))
 {}

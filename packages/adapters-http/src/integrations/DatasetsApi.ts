@@ -37,5 +37,8 @@ export class DatasetsApi extends HttpApiGroup.make("datasets")
       }))
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Datasets" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Hub Datasets",
+    description: "Checks a dataset on the hub before a leaderboard uses it as its dataset URL."
+  }))
 {}

@@ -86,5 +86,9 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
     }))
   )
   .middleware(SessionAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Integrations" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Integrations",
+    description: "The workspace's provider tokens (router and hub), checked with the provider and stored encrypted, " +
+      "for candidates and judges that have none of their own."
+  }))
 {}

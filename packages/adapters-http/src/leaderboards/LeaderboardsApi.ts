@@ -244,5 +244,9 @@ export class LeaderboardsApi extends HttpApiGroup.make("leaderboards")
     }))
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Leaderboards" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Leaderboards",
+    description: "Leaderboards and their candidates, what each serves (chosen by hand or by the ranking), the serving " +
+      "history and rollback."
+  }))
 {}

@@ -51,6 +51,10 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
     }))
   )
   .middleware(SessionAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Model Deployments",
+    description: "Deploying and stopping a model's versions: signed-in owners and admins of its workspace."
+  }))
 {}
 
 const ProviderResponse = Schema.Record(Schema.String, Schema.Unknown).annotate({
@@ -101,7 +105,11 @@ export class ModelInferenceApi extends HttpApiGroup.make("modelInference")
     versionEndpoint("inferVersionAlias", "/api/models/:model_id/versions/:version_id/inference", "Inference through one version (alias)")
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Model inference" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Model Inference",
+    description: "Chat completions through a model's deployed version, or one version named, logged for the model's " +
+      "inference logs and webhook."
+  }))
 {}
 
 export const InferenceLogView = Schema.Struct({
@@ -216,4 +224,9 @@ export class ModelLogsApi extends HttpApiGroup.make("modelLogs")
     }))
   )
   .middleware(ApiTokenAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Model Logs and Webhooks",
+    description: "A model's inference logs by cursor, and the webhook each log is delivered to (signed, retried, " +
+      "its delivery status on the log)."
+  }))
 {}

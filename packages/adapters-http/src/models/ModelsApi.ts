@@ -449,5 +449,9 @@ export class ModelsApi extends HttpApiGroup.make("models")
     }))
   )
   .middleware(ApiTokenAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Models" }))
+  .annotateMerge(OpenApi.annotations({
+    title: "Models and Fine-Tuning",
+    description: "Models that learn from their assigned leaderboards: fine-tune runs, the gate's decisions, immutable " +
+      "versions and the deployment history."
+  }))
 {}

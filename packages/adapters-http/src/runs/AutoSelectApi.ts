@@ -98,7 +98,7 @@ export class AutoSelectApi extends HttpApiGroup.make("autoSelect")
   )
   .middleware(SessionAuth)
   .annotateMerge(OpenApi.annotations({
-    title: "Auto-select",
+    title: "Auto-Select",
     description: "Candidates chosen from the router's catalogue by price, latency and open weights."
   }))
 {}

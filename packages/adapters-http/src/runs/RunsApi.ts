@@ -163,4 +163,9 @@ export class RunsApi extends HttpApiGroup.make("runs")
     }).annotateMerge(requiresScope(read)).annotate(OpenApi.Summary, "The latest improve-dataset job")
   )
   .middleware(ApiTokenAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Runs",
+    description: "Runs ask every candidate every row of a leaderboard's dataset, score the answers, rank the " +
+      "candidates on paired evidence and decide what serves; and dataset improvement."
+  }))
 {}
