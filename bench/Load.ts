@@ -108,3 +108,33 @@ export const memory = (): Memory => {
   const usage = process.memoryUsage()
   return { rssMb: usage.rss / 2 ** 20, heapUsedMb: usage.heapUsed / 2 ** 20 }
 }
+
+/**
+ * How much slower this machine runs the same work after sitting idle, as a server does between the
+ * requests of one connection taking turns with others: a fixed piece of JSON work timed back to back,
+ * then each time after `idleMs` asleep (medians, µs). On a virtual machine a thread woken after a
+ * pause runs several times slower for a while (caches, power states, the host's scheduling), and a
+ * proxy's added latency at one connection is its code run in that state.
+ */
+export const idleWake = async (idleMs = 60) => {
+  const text = JSON.stringify({ messages: [{ role: "user", content: "hello ".repeat(20) }], stream: true })
+  const work = () => {
+    let n = 0
+    for (let i = 0; i < 300; i++) n += Object.keys(JSON.parse(text)).length
+    return n
+  }
+  const timed = () => {
+    const started = process.hrtime.bigint()
+    work()
+    return Number(process.hrtime.bigint() - started) / 1000
+  }
+  const middle = (values: Array<number>) => values.sort((a, b) => a - b)[values.length >> 1]!
+  for (let i = 0; i < 1000; i++) work()
+  const busy = middle(Array.from({ length: 200 }, timed))
+  const woken: Array<number> = []
+  for (let i = 0; i < 30; i++) {
+    await new Promise((resolve) => setTimeout(resolve, idleMs))
+    woken.push(timed())
+  }
+  return { busyUs: busy, wokenUs: middle(woken), idleMs }
+}

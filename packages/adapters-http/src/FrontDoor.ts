@@ -10,7 +10,7 @@
  * What a front route does not take as it comes (see `makeFrontDoor`) it declines, untouched, to the
  * router.
  */
-import { Context, Effect, Exit, type Fiber, LogLevel, Schema, SchemaAST, SchemaIssue, type Scope, Stream } from "effect"
+import { Context, Effect, Exit, type Fiber, LogLevel, References, Schema, SchemaAST, SchemaIssue, type Scope, Stream } from "effect"
 import { FindMyWay, HttpRouter } from "effect/http"
 import { HttpApi, type HttpApiEndpoint, HttpApiError } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -172,6 +172,8 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
     const { authenticate } = yield* makeAuthenticator
     // the request line is logged at Info: no fiber for it when the level is above
     const logsRequests = yield* LogLevel.isEnabled("Info")
+    // no tracer given: no span (Effect's no-op span still costs an object, a context overlay and an exit observer)
+    const tracing = yield* References.TracerEnabled
     // A request nests more services than Context's default 8 overlays (spans, scope, log
     // annotations): past them each `add` copies the whole app context (over 100 services). The
     // request fibers' context keeps its overlays deeper instead.
@@ -292,7 +294,7 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
           write(response, requestId, 200, headers, contentType, body)
           return logged(request, requestId, started, 200)
         }))
-        const fiber = run(Effect.withSpan(answered, spanName, {
+        const fiber = run(!tracing ? answered : Effect.withSpan(answered, spanName, {
           kind: "server",
           captureStackTrace: false,
           attributes: {
