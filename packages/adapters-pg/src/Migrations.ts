@@ -30,6 +30,8 @@ import runSample from "./migrations/0026_run_sample.ts"
 import webhookSecretAt from "./migrations/0027_webhook_secret_at.ts"
 import integrationKeyHint from "./migrations/0028_integration_key_hint.ts"
 import traceCancelled from "./migrations/0029_trace_cancelled.ts"
+import webSessions from "./migrations/0030_web_sessions.ts"
+import usageRollups from "./migrations/0031_usage_rollups.ts"
 
 /** Every migration, in order. Never edit a landed one; add the next number. */
 export const loader = PgMigrator.fromRecord({
@@ -61,7 +63,9 @@ export const loader = PgMigrator.fromRecord({
   "0026_run_sample": runSample,
   "0027_webhook_secret_at": webhookSecretAt,
   "0028_integration_key_hint": integrationKeyHint,
-  "0029_trace_cancelled": traceCancelled
+  "0029_trace_cancelled": traceCancelled,
+  "0030_web_sessions": webSessions,
+  "0031_usage_rollups": usageRollups
 })
 
 /** Runs pending migrations in one transaction under a table lock, so concurrent starts are safe. */

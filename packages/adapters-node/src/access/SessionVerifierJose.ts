@@ -1,4 +1,4 @@
-import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, DateTime, Effect, Layer, Option, Redacted } from "effect"
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from "jose"
 import { createSecretKey } from "node:crypto"
 import { Unauthenticated, SessionVerifier } from "@podium/domain/access"
@@ -46,7 +46,7 @@ const claimsOf = (payload: JWTPayload, maxAge: number, trustedEmailIssuers: Read
   // the operator vouches for a provider that never sends the claim
   const verified = payload["email_verified"] === true ||
     (payload["email_verified"] === undefined && payload.iss !== undefined && trustedEmailIssuers.includes(payload.iss))
-  return Effect.succeed({ subject: payload.sub, email, emailVerified: verified })
+  return Effect.succeed({ subject: payload.sub, email, emailVerified: verified, expiresAt: DateTime.makeUnsafe(payload.exp! * 1000) })
 }
 
 /**

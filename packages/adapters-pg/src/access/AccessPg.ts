@@ -3,6 +3,7 @@ import { ApiTokenRepositoryPg } from "./ApiTokenRepositoryPg.ts"
 import { BudgetLedgerPg } from "./BudgetLedgerPg.ts"
 import { InviteRepositoryPg } from "./InviteRepositoryPg.ts"
 import { PushTokenRepositoryPg } from "./PushTokenRepositoryPg.ts"
+import { WebSessionRepositoryPg } from "./WebSessionRepositoryPg.ts"
 import { WorkspaceRepositoryPg } from "./WorkspaceRepositoryPg.ts"
 
 /** The access context's ports on Postgres (the budget ledger names its reservations with an IdGenerator). */
@@ -12,6 +13,7 @@ export const AccessPg = {
     ApiTokenRepositoryPg.layer,
     PushTokenRepositoryPg.layer,
     InviteRepositoryPg.layer,
-    BudgetLedgerPg.layer
+    BudgetLedgerPg.layer,
+    WebSessionRepositoryPg.layer
   )
 }

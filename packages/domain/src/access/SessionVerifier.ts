@@ -1,4 +1,4 @@
-import { Context, type Effect, type Redacted } from "effect"
+import { Context, type DateTime, type Effect, type Redacted } from "effect"
 import type { Unauthenticated } from "./AuthErrors.ts"
 
 export interface SessionClaims {
@@ -9,7 +9,12 @@ export interface SessionClaims {
   readonly emailVerified: boolean
 }
 
+/** A verified session token's claims, and when the token ends (its `exp`). */
+export interface VerifiedSession extends SessionClaims {
+  readonly expiresAt: DateTime.Utc
+}
+
 /** Verifies a signed-in user's session token (a JWT from the identity provider). */
 export class SessionVerifier extends Context.Service<SessionVerifier, {
-  readonly verify: (token: Redacted.Redacted<string>) => Effect.Effect<SessionClaims, Unauthenticated>
+  readonly verify: (token: Redacted.Redacted<string>) => Effect.Effect<VerifiedSession, Unauthenticated>
 }>()("@podium/domain/access/SessionVerifier") {}

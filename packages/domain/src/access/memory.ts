@@ -2,3 +2,4 @@
 export * from "./BudgetLedgerMemory.ts"
 export * from "./InviteRepositoryMemory.ts"
 export * from "./WorkspaceRepositoryMemory.ts"
+export * from "./WebSessionRepositoryMemory.ts"
