@@ -106,6 +106,11 @@ export class InsufficientScope extends ErrorClass<InsufficientScope>()(
   Schema.Struct({ required_scope: Scope, accepted_scopes: Schema.optionalKey(Schema.Array(Scope)) })
 ) {}
 export class Forbidden extends ErrorClass<Forbidden>()("Forbidden", 403, "forbidden") {}
+/**
+ * A request that changes state, signed in by the web session's cookie, without the session's CSRF
+ * token in `X-Podium-CSRF` (or with another one). Bearer credentials never need it.
+ */
+export class CsrfTokenRequired extends ErrorClass<CsrfTokenRequired>()("CsrfTokenRequired", 403, "csrf_token_required") {}
 // 404, 405
 export class NotFound extends ErrorClass<NotFound>()("NotFound", 404, "not_found") {}
 export class MethodNotAllowed extends ErrorClass<MethodNotAllowed>()(

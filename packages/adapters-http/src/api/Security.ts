@@ -1,7 +1,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Principal, Scope } from "@podium/domain/access"
-import { InsufficientScope, requestErrors, TooManyFailedAuthentications, Unauthorized } from "./Errors.ts"
+import { CsrfTokenRequired, InsufficientScope, requestErrors, TooManyFailedAuthentications, Unauthorized } from "./Errors.ts"
 
 /** The caller, as established by the route's authentication middleware. */
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()(
@@ -64,8 +64,11 @@ export const pushTokenScheme = HttpApiSecurity.apiKey({ key: "X-Service-Push-Tok
   HttpApiSecurity.annotate(OpenApi.Description, "A leaderboard's dataset push token (`hpd_…`).")
 )
 
-/** An API token may be missing, invalid, or without the scope the route names; an address may have failed too often. */
-const tokenErrors = [Unauthorized, InsufficientScope, TooManyFailedAuthentications]
+/**
+ * An API token may be missing, invalid, or without the scope the route names; an address may have
+ * failed too often; a request the web session's cookie signs in may lack its CSRF token.
+ */
+const tokenErrors = [Unauthorized, InsufficientScope, CsrfTokenRequired, TooManyFailedAuthentications]
 
 /** Routes with a scope: an API token carrying it, or a session. */
 export class ApiTokenAuth extends HttpApiMiddleware.Service<ApiTokenAuth, { provides: CurrentPrincipal }>()(
@@ -76,7 +79,7 @@ export class ApiTokenAuth extends HttpApiMiddleware.Service<ApiTokenAuth, { prov
 /** Routes for signed-in users only (administration, human evaluation, deploy). */
 export class SessionAuth extends HttpApiMiddleware.Service<SessionAuth, { provides: CurrentPrincipal }>()(
   "@podium/adapters-http/api/Security/SessionAuth",
-  { security: { Session: sessionScheme }, error: [Unauthorized, TooManyFailedAuthentications] }
+  { security: { Session: sessionScheme }, error: [Unauthorized, CsrfTokenRequired, TooManyFailedAuthentications] }
 ) {}
 
 /**

@@ -1,14 +1,18 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import {
+  type ActiveWebSession,
   InsufficientScope,
   Unauthenticated,
   type Principal,
   type Scope,
   grants,
   Authentication,
+  WebSessions,
 } from "@podium/domain/access"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpServerRequest } from "effect/http"
+import { CurrentWebSession, csrfHeader, WebSessionAuth } from "../access/WebSessionApi.ts"
+import { clearWebSessionCookie, sameCsrfToken, ServedOverHttps, webSessionSecretOf } from "../access/WebSessionCookie.ts"
 import * as ApiErrors from "../api/Errors.ts"
 import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequestErrors, RequiredScope, SessionAuth } from "../api/Security.ts"
 import { FailedAuthentications } from "../auth/FailedAuthentications.ts"
@@ -21,22 +25,44 @@ const missingEither = new Unauthenticated({
 const apiTokenRefused = new Unauthenticated({
   message: "API tokens are not accepted here: this operation needs a signed-in user session"
 })
+const noWebSession = ApiErrors.apiError(
+  ApiErrors.Unauthorized,
+  "No web session: sign in first (POST /api/session with the session token as Authorization: Bearer)"
+)
 
-/** What a request presents: its bearer credential and push token ("" when absent), and the client's address. */
+/**
+ * What a request presents: its bearer credential and push token ("" when absent), the client's
+ * address, and its Cookie header with the CSRF token beside it (undefined when absent).
+ */
 export interface Presented {
   readonly bearer: string
   readonly pushToken: string
   readonly address: string | undefined
+  readonly cookie: string | undefined
+  readonly csrf: string | undefined
 }
 
 /** The credentials a route takes: a bearer (API token or session), a session only, or a push token or a bearer. */
 export type Accepts = "bearer" | "session" | "push"
 
-/** What a route asks of its caller: the credentials it takes, and the scopes an API token must carry one of. */
+/**
+ * How a route takes the web session's cookie: not at all (the /v1 routes), as a credential, or as
+ * one that must come with the session's CSRF token (a route that changes state).
+ */
+export type CookieUse = "none" | "read" | "write"
+
+/** What a route asks of its caller: the credentials it takes, the scopes an API token must carry one of, the cookie. */
 export interface Requirement {
   readonly accepts: Accepts
   readonly scope: readonly [Scope, ...Array<Scope>] | undefined
+  readonly cookie: CookieUse
 }
+
+const changesState = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** The web session's cookie is for the web app's routes (`/api/...`); the /v1 routes take bearer credentials alone. */
+const cookieUse = (endpoint: HttpApiEndpoint.Top): CookieUse =>
+  !endpoint.path.startsWith("/api/") ? "none" : changesState.has(endpoint.method) ? "write" : "read"
 
 /** The scopes the endpoint names (`requiresScope`, `requiresAnyScope`), if any. */
 const requiredScope = (endpoint: HttpApiEndpoint.Top) => Context.getOrUndefined(endpoint.annotations, RequiredScope)
@@ -44,7 +70,8 @@ const requiredScope = (endpoint: HttpApiEndpoint.Top) => Context.getOrUndefined(
 /** What `endpoint` asks of a caller presenting what a middleware taking `accepts` reads (sessions need no scope). */
 const requirement = (accepts: Accepts, endpoint: HttpApiEndpoint.Top): Requirement => ({
   accepts,
-  scope: accepts === "session" ? undefined : requiredScope(endpoint)
+  scope: accepts === "session" ? undefined : requiredScope(endpoint),
+  cookie: cookieUse(endpoint)
 })
 
 /** Each authentication middleware and the credentials it takes. */
@@ -75,14 +102,43 @@ export const bearerOf = (authorization: string | undefined): string => {
   return authorization.slice(start)
 }
 
-/** What a request presents, from its headers and the client's address (the front door reads Node's request). */
+/**
+ * What a request presents, from its headers and the client's address (the front door reads Node's
+ * request). Without a Cookie header (every API client) nothing more is read for the web session.
+ */
 export const presentedOf = (
   headers: { readonly authorization?: string | undefined; readonly [name: string]: string | ReadonlyArray<string> | undefined },
   address: string | undefined
 ): Presented => {
   const pushToken = headers["x-service-push-token"]
-  return { bearer: bearerOf(headers.authorization), pushToken: typeof pushToken === "string" ? pushToken : "", address }
+  const cookie = headers["cookie"]
+  const csrf = cookie === undefined ? undefined : headers["x-podium-csrf"]
+  return {
+    bearer: bearerOf(headers.authorization),
+    pushToken: typeof pushToken === "string" ? pushToken : "",
+    address,
+    cookie: typeof cookie === "string" ? cookie : undefined,
+    csrf: typeof csrf === "string" ? csrf : undefined
+  }
 }
+
+/**
+ * The web session's secret when its cookie is what a request to this route signs in with: the
+ * route takes the cookie, and the request sends no bearer and no push token (those are judged
+ * as ever, the cookie aside: a request with a header of its own is no cross-site request).
+ */
+const cookieSecretOf = (presented: Presented, requirement: Requirement): string | undefined =>
+  requirement.cookie === "none" || presented.cookie === undefined || presented.bearer !== "" || presented.pushToken !== ""
+    ? undefined
+    : webSessionSecretOf(presented.cookie)
+
+const csrfRefusal = (sent: string | undefined) =>
+  ApiErrors.apiError(
+    ApiErrors.CsrfTokenRequired,
+    sent === undefined
+      ? `A request that changes state and is signed in by the web session's cookie needs the session's CSRF token in ${csrfHeader} (the csrf_token of POST or GET /api/session)`
+      : `${csrfHeader} is not this web session's CSRF token (the csrf_token of GET /api/session)`
+  )
 
 /** Sessions act with every scope; API tokens must carry the scope the route names (one of them, when it names several). */
 const checkScope = (principal: Principal, required: readonly [Scope, ...Array<Scope>] | undefined) =>
@@ -101,10 +157,14 @@ const checkScope = (principal: Principal, required: readonly [Scope, ...Array<Sc
  * credential the request presents is verified, and any that fails is 401 even beside one that
  * passes (and counts against the address; a missing credential does not). Who acts: on a push route
  * the push token, else the bearer; elsewhere the bearer (a valid push token beside it is no
- * credential of the route and changes nothing); the bearer's scope is checked last.
+ * credential of the route and changes nothing); the bearer's scope is checked last. On a route
+ * under /api/, a request with neither is signed in by the web session's cookie, if it sends one
+ * (an unknown or ended one is 401 and counts as a failure), and one that changes state must send
+ * the session's CSRF token too (403 `csrf_token_required`).
  */
 export const makeAuthenticator = Effect.gen(function*() {
   const auth = yield* Authentication
+  const webSessions = yield* WebSessions
   const failures = yield* FailedAuthentications
 
   const admit = (address: string | undefined) =>
@@ -132,18 +192,46 @@ export const makeAuthenticator = Effect.gen(function*() {
     return pushToken === "" ? withBearer(undefined) : Effect.flatMap(counted(auth.pushToken(Redacted.make(pushToken))), withBearer)
   }
 
-  /** The caller of a route that asks `requirement`, or its 401, 403 or 429 in the contract's shape. */
-  const authenticate = (presented: Presented, { accepts, scope }: Requirement) =>
-    Effect.andThen(
-      admit(presented.address),
-      mapDomainErrors(Effect.flatMap(identify(presented, accepts), (principal) => checkScope(principal, scope)))
+  /** The web session `secret` names, checked for the CSRF token where the route changes state. */
+  const byCookie = (secret: string, { address, csrf }: Presented, requirement: Requirement) =>
+    Effect.flatMap(
+      mapDomainErrors(Effect.tapError(webSessions.resolve(Redacted.make(secret)), () => failures.record(address))),
+      (active) =>
+        requirement.cookie !== "write" || sameCsrfToken(csrf, active.csrfToken)
+          ? Effect.succeed(active)
+          : Effect.fail(csrfRefusal(csrf))
     )
 
-  /** A session route's caller: never a scope to miss (so never 403). */
-  const authenticateSession = (presented: Presented) =>
-    Effect.andThen(admit(presented.address), mapDomainErrors(identify(presented, "session")))
+  /** The caller of a route that asks `requirement`, or its 401, 403 or 429 in the contract's shape. */
+  const authenticate = (presented: Presented, requirement: Requirement) => {
+    const secret = cookieSecretOf(presented, requirement)
+    const caller: Effect.Effect<Principal, ApiErrors.Unauthorized | ApiErrors.InsufficientScope | ApiErrors.CsrfTokenRequired> =
+      secret === undefined
+        ? mapDomainErrors(Effect.flatMap(identify(presented, requirement.accepts), (principal) => checkScope(principal, requirement.scope)))
+        : Effect.map(byCookie(secret, presented, requirement), (active) => active.principal)
+    return Effect.andThen(admit(presented.address), caller)
+  }
 
-  return { authenticate, authenticateSession }
+  /** A session route's caller: never a scope to miss (so never 403 but for the CSRF token). */
+  const authenticateSession = (presented: Presented, requirement: Requirement) => {
+    const secret = cookieSecretOf(presented, requirement)
+    const caller: Effect.Effect<Principal, ApiErrors.Unauthorized | ApiErrors.CsrfTokenRequired> = secret === undefined
+      ? mapDomainErrors(identify(presented, "session"))
+      : Effect.map(byCookie(secret, presented, requirement), (active) => active.principal)
+    return Effect.andThen(admit(presented.address), caller)
+  }
+
+  /** The caller of the web session's own routes: its cookie alone, whatever else the request sends. */
+  const authenticateWebSession = (presented: Presented, requirement: Requirement) => {
+    const secret = presented.cookie === undefined ? undefined : webSessionSecretOf(presented.cookie)
+    const session: Effect.Effect<ActiveWebSession & { readonly secret: Redacted.Redacted<string> }, ApiErrors.Unauthorized | ApiErrors.CsrfTokenRequired> =
+      secret === undefined
+        ? Effect.fail(noWebSession)
+        : Effect.map(byCookie(secret, presented, requirement), (active) => ({ ...active, secret: Redacted.make(secret) }))
+    return Effect.andThen(admit(presented.address), session)
+  }
+
+  return { authenticate, authenticateSession, authenticateWebSession }
 })
 
 /**
@@ -176,7 +264,28 @@ export const layerAuthentication = Layer.mergeAll(
     Effect.gen(function*() {
       const { authenticateSession } = yield* makeAuthenticator
       return SessionAuth.of({
-        Session: (httpEffect) => as(Effect.flatMap(presented, authenticateSession), httpEffect)
+        Session: (httpEffect, { endpoint }) =>
+          as(Effect.flatMap(presented, (presented) => authenticateSession(presented, requirement("session", endpoint))), httpEffect)
+      })
+    })
+  ),
+  Layer.effect(
+    WebSessionAuth,
+    Effect.gen(function*() {
+      const { authenticateWebSession } = yield* makeAuthenticator
+      const httpsAlways = yield* ServedOverHttps
+      return WebSessionAuth.of({
+        // a cookie that signs nothing in any more is cleared with the refusal, so the browser stops sending it
+        WebSession: (httpEffect, { endpoint }) =>
+          Effect.flatMap(presented, (presented) =>
+            authenticateWebSession(presented, requirement("session", endpoint)).pipe(
+              Effect.tapError((error) =>
+                presented.cookie !== undefined && error.error.code === ApiErrors.Unauthorized.code
+                  ? clearWebSessionCookie(httpsAlways)
+                  : Effect.void
+              ),
+              Effect.flatMap((active) => Effect.provideService(httpEffect, CurrentWebSession, active))
+            ))
       })
     })
   ),
