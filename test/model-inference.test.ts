@@ -291,6 +291,25 @@ describe("model inference takes leaderboard inference's requests, and answers in
       return logs.map((log: any) => JSON.parse(log.traces.response.body).model)
     }, { timeout: 5_000, interval: 50 }).toEqual(Array(5).fill("[version]"))
   })
+
+  it("answers an answer Postgres cannot store unchanged and logs it with U+FFFD, holding no later log", async () => {
+    const answer = tuner.answer
+    tuner.answer = (model, messages) => lastUser(messages) === "poison" ? "nul \u0000 lone \ud800 end" : answer(model, messages)
+    try {
+      const poisoned = await infer(`/v1/models/${modelId}/inference`, { input: "poison" })
+      expect(poisoned.status).toBe(200)
+      expect(poisoned.body.choices[0].message.content).toBe("nul \u0000 lone \ud800 end")
+      expect((await infer(`/v1/models/${modelId}/inference`, { input: "q5" })).status).toBe(200)
+      const logged = (input: string) =>
+        query(podium.databaseUrl, (sql) =>
+          sql<{ output: string }>`SELECT output_messages->'messages'->0->>'content' AS output FROM model_inference_logs
+            WHERE model_id = ${modelId} AND input_message->'messages'->0->>'content' = ${input}`)
+      await expect.poll(async () => (await logged("q5")).length, { timeout: 10_000, interval: 50 }).toBeGreaterThan(0)
+      expect((await logged("poison")).map((row) => row.output)).toEqual(["nul \uFFFD lone \uFFFD end"])
+    } finally {
+      tuner.answer = answer
+    }
+  })
 })
 
 describe("Service candidates: a model's deployed version competes on leaderboards", () => {

@@ -1,8 +1,7 @@
-import { PgClient } from "@effect/sql-pg"
 import { DateTime, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TraceWriter, type Trace } from "@podium/domain/inference"
-import { storableJson } from "@podium/domain/shared"
+import { storableJsonText } from "@podium/domain/shared"
 import { groupCommit } from "../GroupCommit.ts"
 
 export { linger, queueCapacity } from "../GroupCommit.ts"
@@ -20,7 +19,6 @@ const layer = Layer.effect(
   TraceWriter,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const pg = yield* PgClient.PgClient
     const writer = yield* groupCommit<Trace>({
       what: "trace",
       maxBatch,
@@ -28,7 +26,7 @@ const layer = Layer.effect(
       write: (batch) =>
         sql`INSERT INTO traces (id, workspace_id, leaderboard_id, leaderboard_model_id, source, run_id, input, messages,
               output, status, error, latency_ms, usage, cost_usd, token_id, created_at)
-            SELECT * FROM jsonb_to_recordset(${pg.json(batch.map((t) => storableJson({ ...t, created_at: DateTime.formatIso(t.created_at) })))})
+            SELECT * FROM jsonb_to_recordset(${storableJsonText(batch.map((t) => ({ ...t, created_at: DateTime.formatIso(t.created_at) })))}::jsonb)
               AS t(id uuid, workspace_id uuid, leaderboard_id uuid, leaderboard_model_id uuid, source text, run_id uuid,
                    input text, messages jsonb, output text, status text, error text, latency_ms double precision,
                    usage jsonb, cost_usd double precision, token_id uuid, created_at timestamptz)

@@ -1,8 +1,7 @@
-import { PgClient } from "@effect/sql-pg"
 import { DateTime, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { type InferenceLog, InferenceLogWriter, type WebhookDelivery } from "@podium/domain/models"
-import { storableJson } from "@podium/domain/shared"
+import { storableJsonText } from "@podium/domain/shared"
 import { groupCommit } from "../GroupCommit.ts"
 
 /** Most rows in one statement: one JSON parameter expanded by jsonb_to_recordset. */
@@ -17,21 +16,20 @@ interface Queued {
   readonly deliver: boolean
 }
 
-/** One row of the batch's JSON: every string in it made storable. */
-const rowOf = ({ deliver, log }: Queued) =>
-  storableJson({
-    id: log.id,
-    model_id: log.model_id,
-    workspace_id: log.workspace_id,
-    version_id: log.version_id,
-    timestamp: DateTime.formatIso(log.timestamp),
-    input_message: log.input_message,
-    output_messages: log.output_messages,
-    traces: log.traces,
-    metadata: deliver ? { ...log.metadata, webhook_delivery: pending } : log.metadata,
-    created_at: DateTime.formatIso(log.created_at),
-    deliver
-  })
+/** One row of the batch's JSON. */
+const rowOf = ({ deliver, log }: Queued) => ({
+  id: log.id,
+  model_id: log.model_id,
+  workspace_id: log.workspace_id,
+  version_id: log.version_id,
+  timestamp: DateTime.formatIso(log.timestamp),
+  input_message: log.input_message,
+  output_messages: log.output_messages,
+  traces: log.traces,
+  metadata: deliver ? { ...log.metadata, webhook_delivery: pending } : log.metadata,
+  created_at: DateTime.formatIso(log.created_at),
+  deliver
+})
 
 /**
  * Logs are written by group commit (GroupCommit.ts), like traces: one statement per batch inserts
@@ -45,7 +43,6 @@ const layer = Layer.effect(
   InferenceLogWriter,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const pg = yield* PgClient.PgClient
     const writer = yield* groupCommit<Queued>({
       what: "inference log",
       maxBatch,
@@ -53,7 +50,7 @@ const layer = Layer.effect(
       write: (batch) =>
         sql`
           WITH batch AS (
-            SELECT * FROM jsonb_to_recordset(${pg.json(batch.map(rowOf))})
+            SELECT * FROM jsonb_to_recordset(${storableJsonText(batch.map(rowOf))}::jsonb)
               AS t(id uuid, model_id uuid, workspace_id uuid, version_id uuid, "timestamp" timestamptz, input_message jsonb,
                    output_messages jsonb, traces jsonb, metadata jsonb, created_at timestamptz, deliver boolean)
           ), stored AS (

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { isStorableText, storableJson, storableText, truncateText } from "./Text.ts"
+import { isStorableText, storableJson, storableJsonText, storableText, truncateText } from "./Text.ts"
 
 // What Postgres accepts: no NUL, and a string that survives a UTF-8 round trip unchanged.
 const postgresAccepts = (text: string) => !text.includes("\u0000") && Buffer.from(text, "utf8").toString("utf8") === text
@@ -25,6 +25,20 @@ describe("storableText", () => {
   it("storableJson reaches strings and keys at any depth", () => {
     expect(storableJson({ "k\u0000": ["x\ud800", { y: "\u0000" }], n: 1, b: null }))
       .toEqual({ "k\uFFFD": ["x\uFFFD", { y: "\uFFFD" }], n: 1, b: null })
+  })
+
+  it("storableJsonText is the JSON of storableJson, copying nothing when nothing needs it", () => {
+    const json = fc.jsonValue()
+    const withText = fc.oneof(json, fc.dictionary(fc.string({ unit: "binary" }), fc.oneof(fc.string({ unit: "binary" }), json)))
+    fc.assert(fc.property(withText, (value) => {
+      const text = storableJsonText(value)
+      expect(text).toBe(JSON.stringify(storableJson(value)))
+      // what jsonb refuses: \u0000 and a lone surrogate's escape, outside an escaped backslash
+      expect(text).not.toMatch(/(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f])/)
+    }))
+    // a written-out backslash before "u0000" is text, kept as it is
+    expect(storableJsonText({ path: "C:\\u0000" })).toBe('{"path":"C:\\\\u0000"}')
+    expect(storableJsonText(["\u0000", "\ud800x"])).toBe('["\uFFFD","\uFFFDx"]')
   })
 })
 

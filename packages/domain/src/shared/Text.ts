@@ -32,3 +32,17 @@ export const storableJson = <A>(value: A): A => {
   }
   return value
 }
+
+// JSON.stringify writes U+0000 as \u0000 and a lone surrogate as \udXXX; Postgres's jsonb refuses both.
+// A backslash written out as \\ before "u0000" matches too: that text only takes the longer way.
+const unstorableEscape = /\\u(?:0000|d[89a-f])/
+
+/**
+ * `value` as JSON text with every string in it (keys too) made storable, as
+ * `JSON.stringify(storableJson(value))` but without copying the value when nothing in it needs
+ * replacing (the common case): its JSON text is checked for the escapes Postgres refuses.
+ */
+export const storableJsonText = (value: unknown): string => {
+  const text = JSON.stringify(value)
+  return unstorableEscape.test(text) ? JSON.stringify(storableJson(value)) : text
+}
