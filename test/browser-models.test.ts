@@ -131,10 +131,18 @@ describe("models in the web app", () => {
     await expectAccessible(page, "a new model's page")
 
     // fine-tune: live on its own page until it succeeds, with the held-out scores and its events
+    // the router answers slowly, so the run is seen under way: its status and events follow it live
+    fake.delayMs = 50
     await page.getByLabel("Held-out share").fill("0.2")
     await page.getByRole("button", { name: "Start a fine-tune" }).click()
-    await page.getByRole("heading", { name: /^Fine-tune · (queued|running|succeeded)$/ }).waitFor()
+    await page.getByRole("heading", { name: "Fine-tune · running" }).waitFor()
+    await page.getByRole("log", { name: "Fine-tune events" }).getByText("training data: 80 rows, 20 held out").waitFor()
+    expect(await page.getByRole("heading", { name: "Fine-tune · running" }).count()).toBe(1)
+    await page.getByRole("progressbar", { name: "Fine-tune under way" }).waitFor()
+    await screenshot(page, "fine-tune-running")
+    await expectAccessible(page, "a fine-tune under way")
     await page.getByRole("heading", { name: "Fine-tune · succeeded" }).waitFor({ timeout: 60_000 })
+    fake.delayMs = 0
     const scores = page.getByRole("table", { name: "Held-out scores" })
     expect(await scores.getByRole("row").nth(1).innerText()).toMatch(/Base model \(Acme Small\)\s+0 of 20\s+0\.0%/)
     expect(await scores.getByRole("row").nth(2).innerText()).toMatch(/The new version\s+20 of 20\s+100\.0%/)
@@ -147,6 +155,19 @@ describe("models in the web app", () => {
     await page.getByRole("heading", { name: "Support bot", level: 1 }).waitFor()
     const fineTunes = page.getByRole("table", { name: "Fine-tunes" })
     expect(await fineTunes.getByRole("row").nth(1).innerText()).toMatch(/succeeded\s+by hand\s+0\.0%\s*→?\s*base, then version\s+100\.0%/)
+    // settings: continuous learning once fine-tuned, and a stricter gate, in one save
+    await page.getByText("Settings", { exact: true }).click()
+    await page.getByLabel("Continuous learning").check()
+    await page.getByLabel("Shared rows needed").fill("30")
+    await page.getByRole("button", { name: "Save settings" }).click()
+    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor()
+    await page.getByText("margin 20.0 points, 30 shared rows").waitFor()
+    expect(await page.getByRole("definition").filter({ hasText: /^on$/ }).count()).toBeGreaterThanOrEqual(1)
+    expect((await api.api((c) => c.models.get({ params: { model_id: modelId as ModelId } }))).model)
+      .toMatchObject({ continuous_self_learning: true, gate_policy: { alpha: 0.05, margin: 0.2, min_rows: 30 } })
+    await expectAccessible(page, "a model with its settings open")
+    await page.getByText("Settings", { exact: true }).click()
+
     await page.getByRole("button", { name: "Deploy version 1…" }).click()
     await page.getByLabel("Calls at once").fill("2")
     await page.getByLabel("Default max tokens").fill("64")

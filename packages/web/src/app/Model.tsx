@@ -316,19 +316,22 @@ const samePolicy = (model: ModelSummary, s: ModelSettings) => {
 }
 
 /** The model's settings, changed in one PATCH (only what changed; newly assigned leaderboards are checked). */
-const SettingsCard = ({ call, model, choices, onSaved }: {
+const SettingsCard = ({ call, model, choices, onSaved, open, onToggle, saved }: {
   readonly call: Caller
   readonly model: ModelSummary
   readonly choices: ReturnType<typeof useModelChoices>
-  readonly onSaved: () => void
+  /** Saved: the card is made again from the model as saved, so whether it is open and saved is kept by the page. */
+  readonly onSaved: (saved: boolean) => void
+  readonly saved: boolean
+  readonly open: boolean
+  readonly onToggle: (open: boolean) => void
 }) => {
   const [settings, setSettings] = useState(settingsOf(model))
   const [name, setName] = useState(model.name)
   const [refusal, setRefusal] = useState<string | undefined>(undefined)
-  const [saved, setSaved] = useState(false)
   const save = useAction(async () => {
     setRefusal(undefined)
-    setSaved(false)
+    onSaved(false)
     const policy = policyOf(settings)
     if (typeof policy === "string") return setRefusal(policy)
     const before = settingsOf(model)
@@ -351,14 +354,13 @@ const SettingsCard = ({ call, model, choices, onSaved }: {
           }
         })
       )
-      setSaved(true)
-      onSaved()
+      onSaved(true)
     } catch (error) {
       setRefusal(plainWords(error, choices.leaderboards.value?.leaderboards ?? []))
     }
   })
   return (
-    <details class="card">
+    <details class="card" open={open} onToggle={(e) => onToggle(e.currentTarget.open)}>
       <summary>Settings</summary>
       <form onSubmit={(e) => {
         e.preventDefault()
@@ -400,6 +402,8 @@ export const ModelPage = ({ call, modelId, dashboard }: {
     if (runs.value !== undefined) loaded.reload()
   }, [runsState])
   const deployments = (versions.value?.versions ?? []).map((v) => `${v.id}:${v.deployment_status}`).join()
+  const [settingsOpen, setSettingsOpen] = useState(false)
+  const [settingsSaved, setSettingsSaved] = useState(false)
   const model = loaded.value?.model
   if (model === undefined) {
     return <Page title="Model"><Alert message={loaded.error} />{loaded.error === undefined ? <Loading what="the model" /> : null}</Page>
@@ -448,7 +452,19 @@ export const ModelPage = ({ call, modelId, dashboard }: {
           {(model.gate_policy.margin * 100).toFixed(1)} points, {model.gate_policy.min_rows} shared rows
         </dd>
       </dl>
-      <SettingsCard key={model.updated_at} call={call} model={model} choices={choices} onSaved={loaded.reload} />
+      <SettingsCard
+        key={model.updated_at}
+        call={call}
+        model={model}
+        choices={choices}
+        open={settingsOpen}
+        onToggle={setSettingsOpen}
+        saved={settingsSaved}
+        onSaved={(saved) => {
+          setSettingsSaved(saved)
+          if (saved) loaded.reload()
+        }}
+      />
       <Alert message={runs.error} />
       <FineTunesSection call={call} modelId={id} runs={runs.value?.runs ?? []} onChanged={runs.reload} />
       <Alert message={versions.error} />
