@@ -1,18 +1,19 @@
 import { useEffect, useState } from "preact/hooks"
 import type { WorkspaceId } from "@podium/domain/shared"
-import { type Caller, CallFailed, makeCaller } from "./Client.ts"
+import { type Caller, CallFailed, closeSession, openSession, restoreSession, type SignedIn } from "./Client.ts"
 import { finishSignIn, isCallback, type OidcSettings, startSignIn } from "./Oidc.ts"
 import { Alert, Field, messageOf } from "./ui.tsx"
 
 /**
- * A caller with `token`, once the server has accepted it in `workspace` (the one an invite named,
- * which this first signed-in request joins when the invite is for the caller's address).
+ * A caller signed in by the web session `token` opens, once the server has accepted it in
+ * `workspace` (the one an invite named, which the session's first request joins when the invite
+ * is for the caller's address); a session that cannot act there is ended again.
  */
 const accepted = async (token: string, workspace: string | undefined, onExpired: () => void): Promise<Caller> => {
   let signedIn = false
-  const call = await makeCaller(token, () => signedIn && onExpired())
+  let opened: SignedIn
   try {
-    await call((c) => c.leaderboards.list({ query: { limit: 1, ...(workspace === undefined ? {} : { business_id: workspace as WorkspaceId }) } }))
+    opened = await openSession(token, () => signedIn && onExpired())
   } catch (error) {
     if (error instanceof CallFailed && error.code === "unauthorized") {
       // the server's reason names JWT internals ("Invalid Compact JWS"): a person needs the gist
@@ -22,20 +23,57 @@ const accepted = async (token: string, workspace: string | undefined, onExpired:
           "another secret. Paste the whole token again, or make a new one."
       )
     }
-    if (error instanceof CallFailed && error.code === "forbidden" && workspace !== undefined) {
-      throw new CallFailed("forbidden", "You are not a member of the workspace this invite is for: sign in with the address it was sent to.")
-    }
     throw error
   }
+  if (workspace !== undefined) {
+    try {
+      await opened.call((c) => c.leaderboards.list({ query: { limit: 1, business_id: workspace as WorkspaceId } }))
+    } catch (error) {
+      await closeSession(opened.call).catch(() => undefined)
+      if (error instanceof CallFailed && error.code === "forbidden") {
+        throw new CallFailed("forbidden", "You are not a member of the workspace this invite is for: sign in with the address it was sent to.")
+      }
+      throw error
+    }
+  }
   signedIn = true
-  return call
+  return opened.call
 }
 
 /**
+ * Picks up the web session the browser's cookie holds, so a reload keeps the reader signed in (and
+ * on the same page: the route is the URL's hash). Not when the page brings an invite (whoever opens
+ * it signs in as the invited address) or an identity provider's answer. True while it asks.
+ */
+export const useRestoredSession = (invited: boolean, onRestored: (call: Caller) => void, onExpired: () => void): boolean => {
+  const [restoring, setRestoring] = useState(!invited && !isCallback())
+  useEffect(() => {
+    if (!restoring) return
+    void restoreSession(onExpired)
+      .then((restored) => {
+        if (restored !== undefined) onRestored(restored.call)
+      }, () => undefined)
+      .finally(() => setRestoring(false))
+  }, [])
+  return restoring
+}
+
+/** What the page shows while it asks the server for the browser's session. */
+export const Restoring = () => (
+  <main class="sign-in">
+    <p role="status">Loading…</p>
+  </main>
+)
+
+/** Signs out: the server ends the session and clears its cookie (the page leaves it behind either way). */
+export const signOut = (call: Caller): Promise<void> => closeSession(call).catch(() => undefined)
+
+/**
  * Sign-in. With an OpenID Connect provider configured: its authorization-code flow with PKCE, whose
- * ID token is the session. Without one (local use): the session token `podium dev-session` prints.
- * A provider that cannot be reached is said so here, before the browser would leave for it.
- * Either way the token is checked against the server, then kept in memory only.
+ * ID token opens the session. Without one (local use): the session token `podium dev-session`
+ * prints. A provider that cannot be reached is said so here, before the browser would leave for
+ * it. Either way the token is sent once, to open a web session the server keeps; the browser holds
+ * only its HttpOnly cookie, which no script reads, and the token is not kept.
  */
 export const SignIn = ({ oidc, invite, workspace, notice, onSignedIn, onExpired }: {
   readonly oidc: OidcSettings | null
