@@ -5,6 +5,7 @@ import type { Caller } from "./Client.ts"
 import {
   Alert,
   bytesLabel,
+  count,
   Field,
   formatDate,
   IntervalChart,
@@ -133,7 +134,7 @@ export const HumanPage = ({ call, leaderboardId }: { readonly call: Caller; read
       {value === undefined ? (summary.error === undefined ? <Loading what="the summary" /> : null) : (
         <>
           <p class="stats">
-            <span>{value.total} cases</span>
+            <span>{count(value.total, "case")}</span>
             <span>{value.pending} pending review</span>
             <span>{value.ranking.confirmed} confirmed</span>
             {value.next_pending_case === null ? null : (
@@ -201,7 +202,7 @@ export const HumanPage = ({ call, leaderboardId }: { readonly call: Caller; read
         <Field label="Attachments" hint="Files for this case only; shared documents are added too.">
           <input type="file" multiple accept=".txt,.md,.csv,.json,.pdf" onChange={(e) => setFiles([...(e.currentTarget.files ?? [])])} />
         </Field>
-        <label class="choice">
+        <label class="choice check">
           <input type="checkbox" checked={override !== null} onChange={(e) => setOverride(e.currentTarget.checked ? (value?.default_prompt ?? "") : null)} />
           Use another prompt for this case
         </label>

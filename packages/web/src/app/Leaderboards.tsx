@@ -53,7 +53,8 @@ export const LeaderboardsPage = ({ call }: { readonly call: Caller }) => {
   const workspace = useWorkspace()
   const list = useLoad(() => call((c) => c.leaderboards.list({ query: { limit: 100, ...workspace } })), [workspace.business_id])
   const [name, setName] = useState("")
-  const [evalType, setEvalType] = useState<EvalType>("human")
+  // the API's default too: a leaderboard created without eval_type scores by exact match
+  const [evalType, setEvalType] = useState<EvalType>("exact")
   const [systemPrompt, setSystemPrompt] = useState("")
   const [datasetUrl, setDatasetUrl] = useState("")
   const [judge, setJudge] = useState<Judge>({ provider: "router", model: "" })
@@ -313,6 +314,11 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
     : latest !== undefined && decidedName !== undefined
     ? `serving ${decidedName} (${servedBy[latest.kind]})`
     : "serving the ranking's winner"
+  // the candidate inference answers with now, by the rule of the serving history (or the only candidate)
+  const servingId = manual
+    ? leaderboard.chosen_leaderboard_model_id
+    : [latest?.to_candidate_id, leaderboard.chosen_leaderboard_model_id].find((c) => nameOf(c) !== undefined) ??
+      (models.length === 1 ? models[0]!.id : null)
   return (
     <Page
       title={leaderboard.name}
@@ -338,23 +344,25 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
       {models.length === 0 ? <p class="muted">No candidates yet.</p> : (
         <Table caption="Candidates">
           <thead>
-            <tr><th scope="col">Name</th><th scope="col">Platform</th><th scope="col">Model</th><th scope="col">Serving</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+            <tr><th scope="col">Name</th><th scope="col">Model</th><th scope="col">Serving</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
           </thead>
           <tbody>
             {models.map((m) => {
-              const serving = manual && leaderboard.chosen_leaderboard_model_id === m.id
+              const serving = servingId === m.id
               return (
                 <tr key={m.id}>
-                  <td>{m.name}</td>
-                  <td>{m.platform}</td>
-                  <td>{m.model_name ?? m.url ?? "—"}</td>
+                  <td class="wrap-anywhere">{m.name}</td>
+                  {/* the platform under the model, not a column of its own: four columns fit a phone's width */}
+                  <td class="wrap-anywhere">{m.model_name ?? m.url ?? "—"}<span class="band">{m.platform}</span></td>
                   <td>
                     {serving
                       ? (
-                        <>
-                          <strong>Serving </strong>
-                          <button type="button" class="secondary" onClick={() => void choose.run(null)} aria-label={`Use winner instead of ${m.name}`}>Use winner</button>
-                        </>
+                        <span class="serving-cell">
+                          <strong>Serving</strong>
+                          {manual
+                            ? <button type="button" class="secondary" onClick={() => void choose.run(null)} aria-label={`Use winner instead of ${m.name}`}>Use winner</button>
+                            : null}
+                        </span>
                       )
                       : <button type="button" class="secondary" onClick={() => void choose.run(m.id)} aria-label={`Serve ${m.name}`}>Serve</button>}
                   </td>

@@ -1,8 +1,8 @@
-import type { LeaderboardId, ServingDecision } from "@podium/domain/leaderboards"
+import type { LeaderboardId, ServingDecision, ServingPolicy } from "@podium/domain/leaderboards"
 import type { CandidateResult } from "@podium/domain/runs"
 import type { RunId } from "@podium/domain/shared"
 import type { Caller } from "./Client.ts"
-import { Alert, formatDate, IntervalChart, Loading, Page, percent, Table, useAction, useInterval, useLoad, usd } from "./ui.tsx"
+import { Alert, count, formatDate, IntervalChart, Loading, Page, percent, Table, useAction, useInterval, useLoad, usd } from "./ui.tsx"
 
 interface RunSummary {
   readonly id: string
@@ -14,12 +14,14 @@ interface RunSummary {
 
 const active = (status: RunSummary["status"]) => status === "queued" || status === "running"
 
-/** Cells answered of all cells, with the failed ones said. */
+/** Cells answered of all cells, with the failed ones said; a queued run knows no cells yet, and says it waits. */
 const Progress = ({ run, label }: { readonly run: RunSummary; readonly label: string }) => (
   <span class="progress">
-    <progress aria-label={label} max={Math.max(run.progress.total, 1)} value={run.progress.completed} />
+    {run.status === "queued"
+      ? <progress aria-label={label} aria-valuetext="queued" />
+      : <progress aria-label={label} max={Math.max(run.progress.total, 1)} value={run.progress.completed} />}
     <span>
-      {run.progress.completed} of {run.progress.total}
+      {run.status === "queued" ? "queued" : `${run.progress.completed} of ${run.progress.total}`}
       {run.progress.failed > 0 ? `, ${run.progress.failed} failed` : ""}
     </span>
   </span>
@@ -73,26 +75,35 @@ const latency = (ms: number | null) => ms === null ? "—" : `${Math.round(ms)} 
 const pValue = (p: number) => p < 0.001 ? p.toExponential(1) : p.toPrecision(3)
 const points = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x * 100).toFixed(1)}`
 
+/** Whether the run changed what serves, and to what, in one sentence. */
 const decisionWords = (decision: ServingDecision, name: (id: string | null) => string) => {
   switch (decision.action) {
     case "first":
-      return `First to serve: ${name(decision.to_candidate_id)}`
+      return `The serving model changed: nothing served before, now ${name(decision.to_candidate_id)} serves`
     case "switch":
-      return `Switched from ${name(decision.from_candidate_id)} to ${name(decision.to_candidate_id)}`
+      return `The serving model changed from ${name(decision.from_candidate_id)} to ${name(decision.to_candidate_id)}`
     case "keep":
-      return `Kept ${name(decision.to_candidate_id)}`
+      return `The serving model stayed: ${name(decision.to_candidate_id)} serves on`
     case "none":
-      return "Nothing to serve: no candidate has a score"
+      return "Nothing serves: no candidate has a score"
   }
 }
 
-/** What the run decided about the candidate the ranking serves, with the evidence it rested on. */
-const ServingDecisionCard = ({ decision, names, leaderboardId }: {
+/**
+ * What the run decided about the candidate the ranking serves, why (the decision's reason), and the
+ * evidence it rested on measured against the leaderboard's serving policy. Under a manual choice the
+ * chosen candidate serves whatever the run decided, and the card says so.
+ */
+const ServingDecisionCard = ({ decision, names, leaderboardId, policy, manualChoice }: {
   readonly decision: ServingDecision
   readonly names: ReadonlyMap<string, string>
   readonly leaderboardId: string
+  readonly policy: ServingPolicy | undefined
+  /** The candidate chosen by hand when the leaderboard serves a manual choice, else undefined. */
+  readonly manualChoice: string | null | undefined
 }) => {
   const name = (id: string | null) => id === null ? "nothing" : names.get(id) ?? "a removed candidate"
+  const compared = !(decision.shared_rows === 0 && decision.p_value === null)
   return (
     <section class="card" aria-labelledby="decision-heading">
       <h2 id="decision-heading">Serving decision</h2>
@@ -100,18 +111,30 @@ const ServingDecisionCard = ({ decision, names, leaderboardId }: {
         <dt>Decision</dt>
         <dd>
           <strong>{decisionWords(decision, name)}</strong>
-          {decision.chosen_among_ties ? " (chosen among statistically tied candidates)" : ""}
+          {decision.chosen_among_ties ? " (chosen among statistically tied candidates: the cheapest of them)" : ""}
         </dd>
-        <dt>Reason</dt>
+        <dt>Why</dt>
         <dd class="text">{decision.reason}</dd>
-        {decision.shared_rows === 0 && decision.p_value === null ? null : (
-          <>
-            <dt>Shared rows</dt>
-            <dd>{decision.shared_rows}</dd>
-            <dt>p-value (Holm-adjusted)</dt>
-            <dd>{decision.p_value === null ? "—" : pValue(decision.p_value)}</dd>
-          </>
-        )}
+        {compared
+          ? (
+            <>
+              <dt>Shared rows</dt>
+              <dd>
+                {decision.shared_rows}
+                {policy === undefined ? "" : decision.shared_rows < policy.min_rows
+                  ? ` (fewer than the ${policy.min_rows} the policy needs to switch)`
+                  : ` (the policy needs ${policy.min_rows})`}
+              </dd>
+              <dt>p-value (Holm-adjusted)</dt>
+              <dd>
+                {decision.p_value === null ? "—" : pValue(decision.p_value)}
+                {decision.p_value === null || policy === undefined ? "" : decision.p_value < policy.alpha
+                  ? ` (below α ${policy.alpha}: a significant difference)`
+                  : ` (not below α ${policy.alpha}: no significant difference)`}
+              </dd>
+            </>
+          )
+          : null}
         {decision.difference === null ? null : (
           <>
             <dt>Difference</dt>
@@ -122,22 +145,27 @@ const ServingDecisionCard = ({ decision, names, leaderboardId }: {
           </>
         )}
       </dl>
+      {manualChoice === undefined ? null : (
+        <p class="muted">
+          This leaderboard serves {name(manualChoice)}, chosen by hand, whatever a run decides: the decision above is what
+          the ranking serves once the leaderboard goes back to the ranking's winner (Use winner).
+        </p>
+      )}
       <a href={`#/leaderboards/${leaderboardId}/serving`}>Serving history</a>
     </section>
   )
 }
 
-/** The candidates after the top one that the paired comparison cannot tell from it, by the names they are tied with. */
-const tiedWithTop = (results: ReadonlyArray<CandidateResult>): ReadonlyMap<string, ReadonlyArray<string>> => {
-  const top = results[0]
+/** Each candidate the paired comparison cannot tell from another, with the names of those it is tied with. */
+const tiedCandidates = (results: ReadonlyArray<CandidateResult>): ReadonlyMap<string, ReadonlyArray<string>> => {
   const tied = new Map<string, ReadonlyArray<string>>()
-  if (top === undefined) return tied
-  for (const r of results.slice(1)) {
-    const withTop = (r.statistically_tied_with ?? []).includes(top.leaderboard_model_id) ||
-      (top.statistically_tied_with ?? []).includes(r.leaderboard_model_id)
-    if (!withTop) continue
-    const others = new Set([top.leaderboard_model_id, ...(r.statistically_tied_with ?? [])])
-    tied.set(r.leaderboard_model_id, results.filter((o) => others.has(o.leaderboard_model_id)).map((o) => o.name))
+  for (const r of results) {
+    const others = new Set(r.statistically_tied_with ?? [])
+    // the relation is symmetric; read it from both sides in case one side left it out
+    for (const o of results) if ((o.statistically_tied_with ?? []).includes(r.leaderboard_model_id)) others.add(o.leaderboard_model_id)
+    others.delete(r.leaderboard_model_id)
+    const peers = results.filter((o) => others.has(o.leaderboard_model_id)).map((o) => o.name)
+    if (peers.length > 0) tied.set(r.leaderboard_model_id, peers)
   }
   return tied
 }
@@ -150,6 +178,8 @@ export const RunPage = ({ call, leaderboardId, runId }: {
 }) => {
   const params = { leaderboard_id: leaderboardId as LeaderboardId, run_id: runId as RunId }
   const loaded = useLoad(() => call((c) => c.runs.get({ params })), [leaderboardId, runId])
+  // the policy the decision is measured against, and whether a manual choice serves regardless
+  const board = useLoad(() => call((c) => c.leaderboards.get({ params: { leaderboard_id: params.leaderboard_id } })), [leaderboardId])
   const run = loaded.value?.run
   const running = run !== undefined && active(run.status)
   useInterval(loaded.reload, 1000, running)
@@ -165,17 +195,20 @@ export const RunPage = ({ call, leaderboardId, runId }: {
     return <Page title="Run"><Alert message={loaded.error} />{loaded.error === undefined ? <Loading what="the run" /> : null}</Page>
   }
   const names = new Map(run.results.map((r) => [r.leaderboard_model_id, r.name]))
-  const tied = tiedWithTop(run.results)
+  const tied = tiedCandidates(run.results)
+  const leaderboard = board.value?.leaderboard
   return (
     <Page title={`Run · ${run.status}`} actions={<a class="button secondary" href={`#/leaderboards/${leaderboardId}`}>Leaderboard</a>}>
       <Alert message={loaded.error} />
       <p class="muted">
         Started {formatDate(run.created_at)}
-        {run.dataset === null ? "" : ` · ${run.dataset.rows} rows${run.dataset.version === null ? "" : ` of version ${run.dataset.version}`}`}
+        {run.dataset === null ? "" : ` · ${count(run.dataset.rows, "row")}${run.dataset.version === null ? "" : ` of version ${run.dataset.version}`}`}
         {` · ${run.eval_type === "judge" ? "judged" : "exact match"}`}
       </p>
-      <Progress run={run} label="Run progress" />
-      {running ? <button type="button" class="danger" onClick={() => void cancel.run()} disabled={cancel.busy}>Cancel run</button> : null}
+      <div class="run-progress">
+        <Progress run={run} label="Run progress" />
+        {running ? <button type="button" class="danger" onClick={() => void cancel.run()} disabled={cancel.busy}>Cancel run</button> : null}
+      </div>
       <Alert message={cancel.error ?? (run.error ?? undefined)} />
       {run.results.length === 0 ? null : (
         <>
@@ -204,14 +237,14 @@ export const RunPage = ({ call, leaderboardId, runId }: {
                     <td>
                       {r.name}
                       {tiedWith === undefined ? null : (
-                        <span class="badge" title={`Statistically tied with ${tiedWith.join(", ")}`}>
+                        <span class="badge tied" title={`Statistically tied with ${tiedWith.join(", ")}`}>
                           tied<span class="visually-hidden"> with {tiedWith.join(", ")}</span>
                         </span>
                       )}
                     </td>
                     <td>{percent(r.score)}</td>
                     <td>{r.score_low === null ? "—" : `${percent(r.score_low)} – ${percent(r.score_high)}`}</td>
-                    <td>{r.correct} of {r.total}{(r.excluded_rows ?? 0) > 0 ? `, ${r.excluded_rows} rows excluded` : ""}</td>
+                    <td>{r.correct} of {r.total}{(r.excluded_rows ?? 0) > 0 ? `, ${count(r.excluded_rows ?? 0, "row")} excluded` : ""}</td>
                     <td>{latency(r.latency_ms_p50)} / {latency(r.latency_ms_p95)}</td>
                     <td>{usd(r.total_cost_usd)}</td>
                     <td>{r.errors}</td>
@@ -222,8 +255,9 @@ export const RunPage = ({ call, leaderboardId, runId }: {
           </Table>
           {tied.size === 0 && run.results.every((r) => r.rank_band === undefined || r.rank_band.best === r.rank_band.worst) ? null : (
             <p class="muted">
-              Tied: no significant difference from the top candidate on the rows both answered (Holm-adjusted exact
-              McNemar test at the serving policy's α). A rank band such as 1–3 spans every rank the candidate could hold given the ties.
+              Tied: no significant difference between the candidates on the rows both answered (Holm-adjusted exact
+              McNemar test at the serving policy's α{leaderboard === undefined ? "" : ` ${leaderboard.serving_policy.alpha}`}), so
+              their order may be chance. A rank band such as 1–3 spans every rank the candidate could hold given the ties.
             </p>
           )}
           <IntervalChart
@@ -231,7 +265,13 @@ export const RunPage = ({ call, leaderboardId, runId }: {
             rows={run.results.map((r) => ({ name: r.name, score: r.score, low: r.score_low, high: r.score_high }))}
           />
           {run.serving_decision === null ? null : (
-            <ServingDecisionCard decision={run.serving_decision} names={names} leaderboardId={leaderboardId} />
+            <ServingDecisionCard
+              decision={run.serving_decision}
+              names={names}
+              leaderboardId={leaderboardId}
+              policy={leaderboard?.serving_policy}
+              manualChoice={leaderboard?.chosen_model_strategy === "manual" ? leaderboard.chosen_leaderboard_model_id : undefined}
+            />
           )}
         </>
       )}

@@ -1,8 +1,8 @@
 import type { ServingHistoryEntryView } from "@podium/adapters-http/leaderboards/LeaderboardsApi"
 import type { LeaderboardId, ServingEntryId, ServingPolicy } from "@podium/domain/leaderboards"
 import { useEffect, useRef, useState } from "preact/hooks"
-import type { Caller } from "./Client.ts"
-import { Alert, formatDate, Loading, Page, Table, useAction, useLoad } from "./ui.tsx"
+import { CallFailed, type Caller } from "./Client.ts"
+import { Alert, count, formatDate, Loading, Page, Table, useAction, useLoad } from "./ui.tsx"
 
 export type ServingEntry = typeof ServingHistoryEntryView.Type
 
@@ -28,12 +28,15 @@ const Change = ({ entry, names }: { readonly entry: ServingEntry; readonly names
       </>
     )
 
+/** The last 8 hex digits: ids are UUID v7, whose first digits are the time and alike for ids made together. */
+const shortId = (id: string) => id.slice(-8)
+
 const Actor = ({ actor, leaderboardId }: { readonly actor: ServingEntry["actor"]; readonly leaderboardId: string }) => {
   if (actor.run_id !== undefined) {
-    return <a href={`#/leaderboards/${leaderboardId}/runs/${actor.run_id}`}>Run {actor.run_id.slice(0, 8)}</a>
+    return <a href={`#/leaderboards/${leaderboardId}/runs/${actor.run_id}`}>Run {shortId(actor.run_id)}</a>
   }
-  if (actor.type === "user") return <span title={actor.id}>User {actor.id.slice(0, 8)}</span>
-  if (actor.type === "api_token") return <span title={actor.id}>API token {actor.id.slice(0, 8)}</span>
+  if (actor.type === "user") return <span title={actor.id}>User {shortId(actor.id)}</span>
+  if (actor.type === "api_token") return <span title={actor.id}>API token {shortId(actor.id)}</span>
   return <>Podium ({actor.id})</>
 }
 
@@ -54,6 +57,84 @@ const PolicyFacts = ({ policy }: { readonly policy: ServingPolicy }) => (
     <dd>{(policy.margin * 100).toFixed(1)} points</dd>
   </dl>
 )
+
+const strategyLabels: Record<string, string> = { manual: "chosen by hand", ranking_winner: "the ranking's winner" }
+
+const pValue = (p: number) => p < 0.001 ? p.toExponential(1) : p.toPrecision(3)
+const points = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x * 100).toFixed(1)}`
+const numberIn = (record: Record<string, unknown> | null | undefined, key: string) =>
+  typeof record?.[key] === "number" ? record[key] as number : undefined
+const recordIn = (record: Record<string, unknown> | null | undefined, key: string) => {
+  const value = record?.[key]
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+}
+
+/**
+ * An entry's evidence in words: a run's or the human ranking's statistics (shared rows, Holm p,
+ * the difference with its interval), what a manual change changed, which entry a rollback undid.
+ * Evidence is open JSON, so each part is read only when it has the expected shape.
+ */
+const evidenceWords = (
+  entry: ServingEntry,
+  names: ReadonlyMap<string, string>,
+  entries: ReadonlyArray<ServingEntry>
+): ReadonlyArray<string> => {
+  const evidence = entry.evidence
+  if (evidence === null) return []
+  const words: Array<string> = []
+  if (entry.kind === "run" || entry.kind === "human") {
+    if (evidence["action"] === "first" && entry.from_candidate_id === null && numberIn(evidence, "p_value") === undefined) {
+      words.push("nothing served before: no comparison to make")
+    }
+    const cases = numberIn(evidence, "comparable_cases")
+    if (cases !== undefined) words.push(count(cases, "comparable case"))
+    const rows = numberIn(evidence, "shared_rows")
+    const p = numberIn(evidence, "p_value")
+    if (rows !== undefined && (rows > 0 || p !== undefined)) words.push(count(rows, "shared row"))
+    if (p !== undefined) words.push(`p = ${pValue(p)} (Holm-adjusted)`)
+    const difference = recordIn(evidence, "difference")
+    const [estimate, low, high] = ["estimate", "low", "high"].map((k) => numberIn(difference, k))
+    if (estimate !== undefined && low !== undefined && high !== undefined) {
+      words.push(`difference ${points(estimate)} points (95% interval ${points(low)} to ${points(high)})`)
+    }
+    if (evidence["chosen_among_ties"] === true) words.push("the cheapest of statistically tied candidates")
+  }
+  if (entry.kind === "manual") {
+    const strategy = recordIn(evidence, "chosen_model_strategy")
+    if (strategy !== undefined && strategy["from"] !== strategy["to"]) {
+      words.push(`strategy: ${strategyLabels[String(strategy["from"])] ?? String(strategy["from"])} → ${strategyLabels[String(strategy["to"])] ?? String(strategy["to"])}`)
+    }
+    const chosen = recordIn(evidence, "chosen_leaderboard_model_id")
+    if (chosen !== undefined && chosen["from"] !== chosen["to"]) {
+      const nameOf = (id: unknown) => typeof id === "string" ? candidateName(names, id) : "none"
+      words.push(`chosen candidate: ${nameOf(chosen["from"])} → ${nameOf(chosen["to"])}`)
+    }
+  }
+  if (entry.kind === "rollback") {
+    const undone = entries.find((e) => e.id === evidence["undoes"])
+    words.push(undone === undefined ? "undoes an earlier change" : `undoes the ${kindLabels[undone.kind].toLowerCase()} of ${formatDate(undone.at)}`)
+  }
+  return words
+}
+
+/** The evidence in words, and the whole of it as JSON on request. */
+const Evidence = ({ entry, names, entries }: {
+  readonly entry: ServingEntry
+  readonly names: ReadonlyMap<string, string>
+  readonly entries: ReadonlyArray<ServingEntry>
+}) => {
+  if (entry.evidence === null) return <>—</>
+  const words = evidenceWords(entry, names, entries)
+  return (
+    <>
+      {words.length === 0 ? null : <ul class="evidence">{words.map((w) => <li key={w}>{w}</li>)}</ul>}
+      <details class="evidence-json">
+        <summary>JSON<span class="visually-hidden"> evidence of the entry of {formatDate(entry.at)}</span></summary>
+        <pre>{JSON.stringify(entry.evidence, null, 2)}</pre>
+      </details>
+    </>
+  )
+}
 
 const pageSize = 20
 
@@ -85,7 +166,20 @@ export const ServingPage = ({ call, leaderboardId }: { readonly call: Caller; re
   const names = new Map((board.value?.models ?? []).map((m) => [m.id as string, m.name]))
   const rollback = useAction(async () => {
     setRolledBack(undefined)
-    const answer = await call((c) => c.leaderboards.rollback({ params: { leaderboard_id: id } }))
+    const answer = await call((c) => c.leaderboards.rollback({ params: { leaderboard_id: id } })).catch((error: unknown) => {
+      if (!(error instanceof CallFailed) || error.code !== "no_previous_serving") throw error
+      // the 409 in plain words, by the newest change the server looked at (when it is among the entries loaded)
+      const loaded = [...(newest.value?.data ?? []), ...(older?.entries ?? [])]
+      const change = loaded.find((e) => e.from_candidate_id !== e.to_candidate_id)
+      if (change === undefined && next !== null) throw error
+      throw new Error(
+        change === undefined
+          ? "There is nothing to roll back to yet: nothing has changed what this leaderboard serves."
+          : change.from_candidate_id === null
+          ? `There is nothing to roll back to: nothing served before ${candidateName(names, change.to_candidate_id)}, the first candidate to serve.`
+          : "There is nothing to roll back to: the candidate that served before the newest change has been removed from this leaderboard."
+      )
+    })
     setRolledBack(`Rolled back: ${candidateName(names, answer.serving_candidate_id)} serves again.`)
     setOlder(undefined)
     newest.reload()
@@ -159,7 +253,7 @@ export const ServingPage = ({ call, leaderboardId }: { readonly call: Caller; re
       {entries.length === 0 ? <p class="muted">Nothing has decided what this leaderboard serves yet.</p> : (
         <Table caption="Serving history">
           <thead>
-            <tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Serving</th><th scope="col">By</th><th scope="col">Reason</th></tr>
+            <tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Serving</th><th scope="col">By</th><th scope="col">Reason</th><th scope="col">Evidence</th></tr>
           </thead>
           <tbody>
             {entries.map((e) => (
@@ -169,6 +263,7 @@ export const ServingPage = ({ call, leaderboardId }: { readonly call: Caller; re
                 <td><Change entry={e} names={names} /></td>
                 <td><Actor actor={e.actor} leaderboardId={id} /></td>
                 <td class="text">{e.reason ?? "—"}</td>
+                <td><Evidence entry={e} names={names} entries={entries} /></td>
               </tr>
             ))}
           </tbody>

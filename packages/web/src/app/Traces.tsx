@@ -35,6 +35,11 @@ export const TracesPage = ({ call, leaderboardId }: { readonly call: Caller; rea
     [id, source, validRun ? runId : "", cursor]
   )
   const list = page.value !== undefined && typeof page.value !== "string" ? page.value : undefined
+  // candidates by name; a trace of a removed candidate (or of none: a dataset row) says so
+  const board = useLoad(() => call((c) => c.leaderboards.get({ params: { leaderboard_id: id } })), [id])
+  const names = new Map((board.value?.models ?? []).map((m) => [m.id as string, m.name]))
+  const candidate = (value: unknown) =>
+    typeof value !== "string" ? "—" : names.get(value) ?? (board.value === undefined ? "…" : "a removed candidate")
   return (
     <Page title="Traces" actions={<a class="button secondary" href={`#/leaderboards/${id}`}>Leaderboard</a>}>
       <div class="row">
@@ -64,7 +69,7 @@ export const TracesPage = ({ call, leaderboardId }: { readonly call: Caller; rea
         : (
           <Table caption="Traces">
             <thead>
-              <tr><th scope="col">Time</th><th scope="col">Source</th><th scope="col">Status</th><th scope="col">Input</th><th scope="col">Output</th><th scope="col">Latency</th><th scope="col">Cost</th></tr>
+              <tr><th scope="col">Time</th><th scope="col">Source</th><th scope="col">Candidate</th><th scope="col">Status</th><th scope="col">Input</th><th scope="col">Output</th><th scope="col">Latency</th><th scope="col">Cost</th></tr>
             </thead>
             <tbody>
               {list.rows.map((row) => {
@@ -73,6 +78,7 @@ export const TracesPage = ({ call, leaderboardId }: { readonly call: Caller; rea
                   <tr key={String(r["id"])}>
                     <td>{typeof r["created_at"] === "string" ? formatDate(r["created_at"]) : ""}</td>
                     <td>{String(r["source"] ?? "")}</td>
+                    <td>{candidate(r["leaderboard_model_id"])}</td>
                     <td>{String(r["status"] ?? "")}</td>
                     <td class="text">{excerpt(r["input"] ?? r["messages"])}</td>
                     <td class="text">{excerpt(r["error"] ?? r["output"])}</td>

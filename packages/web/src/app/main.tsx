@@ -13,6 +13,7 @@ import { SignIn } from "./SignIn.tsx"
 import { TokensPage } from "./Tokens.tsx"
 import { WorkspaceContext } from "./ui.tsx"
 import { WorkspacePage } from "./Workspace.tsx"
+import { WorkspaceSwitcher } from "./WorkspaceSwitcher.tsx"
 
 /** The route is the hash (`#/leaderboards/<id>/human`): the server serves one page for all of them. */
 const routeOf = (hash: string): ReadonlyArray<string> => hash.replace(/^#\/?/, "").split("/").filter((s) => s !== "")
@@ -86,9 +87,14 @@ const App = () => {
           <a href="#/tokens" aria-current={current("tokens")}>API tokens</a>
           <a href="#/workspace" aria-current={current("workspace")}>Workspace</a>
         </nav>
-        {workspace === undefined ? null : (
-          <button type="button" class="link" onClick={() => setWorkspace(undefined)}>Invited workspace · switch to mine</button>
-        )}
+        <WorkspaceSwitcher
+          call={call}
+          workspace={workspace}
+          onSwitch={(chosen) => {
+            setWorkspace(chosen)
+            location.hash = "#/leaderboards"
+          }}
+        />
         <button type="button" class="link" onClick={() => setCall(undefined)}>Sign out</button>
       </header>
       <main>

@@ -139,7 +139,16 @@ export const formatDate = (time: string | DateTime.Utc) =>
 
 export const percent = (x: number | null) => x === null ? "—" : `${(x * 100).toFixed(1)}%`
 
-export const usd = (x: number | null) => x === null ? "—" : `$${x.toFixed(x < 0.01 ? 5 : 3)}`
+const cents = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 3 })
+const subCent = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumSignificantDigits: 2 })
+
+/** Dollars; below a cent with two significant digits (`$0.00042`), never a row of zeros. */
+export const usd = (x: number | null) => x === null ? "—" : x === 0 || Math.abs(x) >= 0.01 ? cents.format(x) : subCent.format(x)
+
+const pluralRules = new Intl.PluralRules("en-US")
+
+/** `1 case`, `2 cases`, `0 cases`: the count with its noun in the form English uses for it. */
+export const count = (n: number, one: string, other = `${one}s`) => `${n} ${pluralRules.select(n) === "one" ? one : other}`
 
 /**
  * Scores with their 95% intervals (Wilson), one row per candidate: a line from the interval's low
