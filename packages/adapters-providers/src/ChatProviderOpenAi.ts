@@ -11,7 +11,6 @@ import {
 } from "@podium/domain/inference"
 import { hotSpan, storableText } from "@podium/domain/shared"
 import { type Array as Arr, Cause, Channel, Clock, Duration, Effect, Layer, Option, Redacted, Scope, Stream } from "effect"
-import type { Readable } from "node:stream"
 import type { Dispatcher } from "undici"
 import { ChatStreamEvents, isRecord, reportedCost, upstreamMessage, usageOf } from "./ChatStreamEvents.ts"
 import { redactSecret } from "./Redaction.ts"
@@ -172,23 +171,6 @@ const outputOf = (choices: ReadonlyArray<unknown>): string | null => {
   return Array.isArray(tool_calls) && tool_calls.length > 0 ? JSON.stringify(tool_calls) : null
 }
 
-const contentTypeOf = (headers: Dispatcher.ResponseData["headers"]): string => {
-  const value = headers["content-type"]
-  return (Array.isArray(value) ? value[0] ?? "" : value ?? "").toLowerCase()
-}
-
-/** At most `max` bytes of a body, as text; the rest is not waited for. */
-const readCapped = async (body: Readable, max: number): Promise<string> => {
-  const parts: Array<Buffer> = []
-  let length = 0
-  for await (const chunk of body) {
-    parts.push(chunk as Buffer)
-    length += (chunk as Buffer).length
-    if (length >= max) break
-  }
-  return Buffer.concat(parts).subarray(0, max).toString("utf8")
-}
-
 /**
  * One exchange over the guarded pool, its body collected as it comes: a handler of the dispatcher's
  * own, without the stream, promises, abort signal and async resource `dispatcher.request` makes
@@ -232,13 +214,127 @@ const utf8Text = (chunks: ReadonlyArray<Buffer>): string => {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 
-type StreamAnswer =
-  | { readonly _tag: "Refused"; readonly status: number; readonly text: string; readonly contentType: string }
-  | { readonly _tag: "Events"; readonly status: number; readonly body: Readable }
+/** Bytes a streamed body holds for its reader before the socket is paused (as a Node stream's default). */
+const highWater = 64 * 1024
+
+/**
+ * A streamed answer's body over the guarded pool, with a dispatch handler of our own as `exchange`
+ * has (no Node stream, promise, abort controller or async resource per call): the head resumes
+ * `opened`, then the chunks wait here for the reader, and the socket is paused while they hold
+ * `highWater` bytes or more, so the upstream is read no faster than the stream is pulled.
+ * `destroy` aborts the request (and closes its socket); `discardRest` lets a finished answer's
+ * last bytes arrive unread, so the connection can be reused.
+ */
+class StreamedBody {
+  status = 0
+  contentType = ""
+  /** Set once the whole body has arrived. */
+  complete = false
+  /** Why the exchange failed after its head, if it did. */
+  broken: unknown = undefined
+  destroyed = false
+  /** Called on every change a waiting reader may care about (data, end, error). */
+  wake: () => void = () => {}
+  #controller: Dispatcher.DispatchController | undefined
+  #chunks: Array<Buffer> = []
+  #held = 0
+  #discarding = false
+  #opened: ((result: Effect.Effect<StreamedBody, unknown>) => void) | undefined
+
+  constructor(opened: (result: Effect.Effect<StreamedBody, unknown>) => void) {
+    this.#opened = opened
+  }
+
+  readonly handler: Dispatcher.DispatchHandler = {
+    onRequestStart: (controller) => {
+      this.#controller = controller
+      if (this.destroyed) controller.abort(new Error("closed"))
+    },
+    onResponseStart: (_, statusCode, headers) => {
+      this.status = statusCode
+      const value = headers["content-type"]
+      this.contentType = (Array.isArray(value) ? value[0] ?? "" : value ?? "").toLowerCase()
+      this.#open(Effect.succeed(this))
+    },
+    onResponseData: (controller, chunk) => {
+      if (this.#discarding) return
+      this.#chunks.push(chunk)
+      this.#held += chunk.length
+      if (this.#held >= highWater) controller.pause()
+      this.wake()
+    },
+    onResponseEnd: () => {
+      this.complete = true
+      this.wake()
+    },
+    onResponseError: (_, error) => {
+      if (this.#opened !== undefined) return this.#open(Effect.fail(error))
+      this.broken ??= error
+      this.wake()
+    }
+  }
+
+  #open(result: Effect.Effect<StreamedBody, unknown>) {
+    const opened = this.#opened
+    this.#opened = undefined
+    opened?.(result)
+  }
+
+  /** The next chunk held, or null. */
+  read(): Buffer | null {
+    const chunk = this.#chunks.shift()
+    if (chunk === undefined) return null
+    this.#held -= chunk.length
+    if (this.#held < highWater && this.#controller?.paused === true) this.#controller.resume()
+    return chunk
+  }
+
+  /** Every chunk has arrived and been read. */
+  get readableEnded(): boolean {
+    return this.complete && this.#chunks.length === 0
+  }
+
+  /** At most `max` bytes of the body as text, once it has ended or holds that many; the rest is not waited for. */
+  text(max: number): Effect.Effect<string> {
+    return Effect.callback<string>((resume) => {
+      const check = () => {
+        if (!this.complete && this.broken === undefined && !this.destroyed && this.#held < max) return
+        this.wake = () => {}
+        const bytes = Buffer.concat(this.#chunks).subarray(0, max)
+        if (!this.complete) this.destroy()
+        resume(Effect.succeed(bytes.toString("utf8")))
+      }
+      this.wake = check
+      check()
+    })
+  }
+
+  destroy(reason: Error = new Error("closed")) {
+    if (this.destroyed) return
+    this.destroyed = true
+    this.#chunks = []
+    this.#held = 0
+    this.#controller?.abort(reason)
+    this.wake()
+  }
+
+  /** Lets what is left arrive unread, for at most `ms`, then gives the connection up. */
+  discardRest(ms: number) {
+    if (this.complete || this.destroyed) return
+    this.#discarding = true
+    this.#chunks = []
+    this.#held = 0
+    const drop = setTimeout(() => this.destroy(), ms).unref()
+    this.wake = () => {
+      if (this.complete || this.broken !== undefined) clearTimeout(drop)
+    }
+    if (this.#controller?.paused === true) this.#controller.resume()
+  }
+}
 
 /** What a stream needs once its events flow. */
 interface EventSource {
-  readonly body: Readable
+  readonly body: StreamedBody
   readonly parser: ChatStreamEvents
   readonly idleMs: number
   /** Called once, when the stream has ended for any reason. */
@@ -258,20 +354,12 @@ interface EventSource {
 const pulledEvents = (source: EventSource): Stream.Stream<Uint8Array, ChatProviderFailed> => {
   const { body, parser } = source
   let waiter: (() => void) | undefined
-  let broken: unknown
   let claimed = false
-  const wake = () => {
+  body.wake = () => {
     const resume = waiter
     waiter = undefined
     resume?.()
   }
-  body.on("readable", wake)
-  body.on("end", wake)
-  body.on("close", wake)
-  body.on("error", (error) => {
-    broken ??= error
-    wake()
-  })
   // a stream nobody runs must not hold its connection for ever
   const unclaimed = setTimeout(() => {
     if (!claimed) body.destroy()
@@ -284,11 +372,11 @@ const pulledEvents = (source: EventSource): Stream.Stream<Uint8Array, ChatProvid
 
   const step = (): Pull => {
     if (parser.done) return Cause.done()
-    for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read() as Buffer | null) {
+    for (let chunk = body.read(); chunk !== null; chunk = body.read()) {
       const events = parser.push(chunk)
       if (events !== undefined) return Effect.succeed([events] as const)
     }
-    if (broken !== undefined) return failMidway(broken)
+    if (body.broken !== undefined) return failMidway(body.broken)
     if (body.readableEnded) {
       // an error event said why it ended: it was passed on
       return parser.error !== null ? Cause.done() : Effect.fail(source.failed(`${source.who} ended the stream early`))
@@ -297,9 +385,9 @@ const pulledEvents = (source: EventSource): Stream.Stream<Uint8Array, ChatProvid
     return Effect.callback<Arr.NonEmptyReadonlyArray<Uint8Array>, ChatProviderFailed | Cause.Done>((resume) => {
       const idle = setTimeout(() => {
         waiter = undefined
-        broken ??= new SafeHttpError("Timeout", "idle")
+        body.broken ??= new SafeHttpError("Timeout", "idle")
         body.destroy()
-        resume(failMidway(broken))
+        resume(failMidway(body.broken))
       }, source.idleMs)
       waiter = () => {
         clearTimeout(idle)
@@ -315,19 +403,9 @@ const pulledEvents = (source: EventSource): Stream.Stream<Uint8Array, ChatProvid
   const close = () => {
     source.onEnd()
     if (body.readableEnded || body.destroyed) return
-    if (!parser.done) {
-      body.destroy()
-      return
-    }
-    const drop = setTimeout(() => body.destroy(), source.idleMs).unref()
-    const drain = () => {
-      while (body.read() !== null) {
-        // what follows [DONE] is not passed on
-      }
-    }
-    body.on("readable", drain)
-    body.once("close", () => clearTimeout(drop))
-    drain()
+    // what follows [DONE] is not passed on
+    if (parser.done) body.discardRest(source.idleMs)
+    else body.destroy()
   }
 
   return Stream.fromChannel(Channel.fromTransform((_, scope) =>
@@ -444,12 +522,19 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
 
     // The pool's deadline would bound the whole stream: it is lifted, and the wait for the headers
     // (here) and for each next bytes (in the pull) are bounded instead.
-    const answer = yield* Effect.callback<StreamAnswer, unknown>((resume) => {
-      const controller = new AbortController()
-      let timedOut = false
+    const answer = yield* Effect.callback<StreamedBody, unknown>((resume) => {
+      let settled = false
+      const settle = (result: Effect.Effect<StreamedBody, unknown>) => {
+        if (settled) return
+        settled = true
+        clearTimeout(deadline)
+        resume(result)
+      }
+      const body = new StreamedBody(settle)
+      // a request still waiting for its connection has no controller to abort yet: the wait ends here
       const deadline = setTimeout(() => {
-        timedOut = true
-        controller.abort(new SafeHttpError("Timeout", `no answer within ${timeoutMillis} ms`))
+        settle(Effect.fail(new SafeHttpError("Timeout", "no answer")))
+        body.destroy(new SafeHttpError("Timeout", `no answer within ${timeoutMillis} ms`))
       }, timeoutMillis)
       const request: SafeRequestOptions = {
         origin: url.origin,
@@ -457,34 +542,19 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
         method: "POST",
         headers,
         body: payload,
-        signal: controller.signal,
         maxRedirections: 0,
         deadlineMs: NO_DEADLINE_MS,
         maxResponseBytes: Number.POSITIVE_INFINITY
       }
-      const answered = async (): Promise<StreamAnswer> => {
-        const response = await dispatcher.request(request)
-        const status = response.statusCode
-        const contentType = contentTypeOf(response.headers)
-        if (status >= 200 && status < 300 && contentType.startsWith("text/event-stream")) {
-          return { _tag: "Events", status, body: response.body }
-        }
-        return { _tag: "Refused", status, contentType, text: await readCapped(response.body, ERROR_BODY_BYTES) }
+      try {
+        dispatcher.dispatch(request, body.handler)
+      } catch (error) {
+        settle(Effect.fail(error))
       }
-      answered().then(
-        (answer) => {
-          clearTimeout(deadline)
-          resume(Effect.succeed(answer))
-        },
-        (error: unknown) => {
-          clearTimeout(deadline)
-          resume(Effect.fail(timedOut ? new SafeHttpError("Timeout", "no answer") : error))
-        }
-      )
-      // interrupted: before the answer this aborts the request, after it destroys the body
+      // interrupted: before the answer this aborts the request, after it closes the body
       return Effect.sync(() => {
         clearTimeout(deadline)
-        controller.abort()
+        body.destroy()
       })
     }).pipe(Effect.result)
     if (answer._tag === "Failure") {
@@ -497,9 +567,10 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
           : `could not reach ${who}`
       ))
     }
-    const reply = answer.success
-    if (reply._tag === "Refused") {
-      const { contentType, status, text } = reply
+    const body = answer.success
+    const { contentType, status } = body
+    if (status < 200 || status >= 300 || !contentType.startsWith("text/event-stream")) {
+      const text = yield* body.text(ERROR_BODY_BYTES)
       if (status < 200 || status >= 300) return yield* Effect.fail(failed(refusal(who, status, text, target.token), status))
       const message = contentType.includes("json") ? upstreamMessage(Option.getOrUndefined(parseJson(text))) : undefined
       return yield* Effect.fail(failed(
@@ -516,10 +587,10 @@ const make = Effect.fnUntraced(function*(options: ChatProviderOpenAiOptions) {
       scrub: (text) => scrub(text, target.token)
     })
     // the caller's scope closing before the stream ran to [DONE] (or ran at all) aborts the call
-    yield* Effect.addFinalizer(() => Effect.sync(() => parser.done || reply.body.destroy()))
+    yield* Effect.addFinalizer(() => Effect.sync(() => parser.done || body.destroy()))
     let endedMs: number | undefined
     const events = pulledEvents({
-      body: reply.body,
+      body,
       parser,
       idleMs: timeoutMillis,
       idleSeconds: timeoutSeconds,
