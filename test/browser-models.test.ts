@@ -132,7 +132,7 @@ describe("models in the web app", () => {
 
     // fine-tune: live on its own page until it succeeds, with the held-out scores and its events
     // the router answers slowly, so the run is seen under way: its status and events follow it live
-    fake.delayMs = 50
+    fake.delayMs = 150
     await page.getByLabel("Held-out share").fill("0.2")
     await page.getByRole("button", { name: "Start a fine-tune" }).click()
     await page.getByRole("heading", { name: "Fine-tune · running" }).waitFor()
@@ -231,6 +231,9 @@ describe("models in the web app", () => {
 
     // 21 more calls: the logs take two pages, older by cursor and back
     for (let i = 0; i < 21; i++) expect((await infer(modelId, `q${10 + i}`)).status).toBe(200)
+    // logs are written a moment after their calls: all 23 first, so the pages are what they will stay
+    await expect.poll(async () => (await api.api((c) => c.modelLogs.logs({ params: { model_id: modelId as ModelId }, query: {} }))).logs.length)
+      .toBe(23)
     // two pages have page buttons
     await expect.poll(async () => {
       await page.getByRole("button", { name: "Refresh logs" }).click()
@@ -263,6 +266,8 @@ describe("models in the web app", () => {
     const row = page.getByRole("table", { name: "Models" }).getByRole("row").nth(1)
     await row.waitFor()
     expect(await row.innerText()).toMatch(/Support bot\s+Acme Small\s+Support answers\s+yes\s+Every week/)
+    await screenshot(page, "models-list")
+    await expectAccessible(page, "the models list")
     await page.context().close()
   }, 180_000) // a fine-tune, a deployment and two dozen calls, with axe on each page
 })
