@@ -5,8 +5,9 @@ import { useCallback, useContext, useEffect, useId, useRef, useState } from "pre
 import { CallFailed } from "./Client.ts"
 
 /**
- * The workspace the app acts in: the one an invite link named, else none (the caller's personal
- * workspace, which the server picks when `business_id` is left out).
+ * The workspace the app acts in: the one chosen in the header's switcher or named by an invite
+ * link, else none (the caller's personal workspace, which the server picks when `business_id` is
+ * left out).
  */
 export const WorkspaceContext = createContext<string | undefined>(undefined)
 
