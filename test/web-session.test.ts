@@ -7,7 +7,7 @@ import { query } from "./support/sql.ts"
  * The web app's session over HTTP: a session token traded once (POST /api/session) for an
  * HttpOnly cookie holding an opaque secret, lasting no longer than the token; the CSRF token a
  * cookie-signed request that changes state must send; sign-out that ends the session on the
- * server; the cookie only on /api routes, on both transports; bearer credentials as before.
+ * server; the cookie never on the serving path, on both transports; bearer credentials as before.
  */
 
 let podium: Podium
@@ -250,18 +250,42 @@ describe("requests the cookie signs in", () => {
     expect(byBearer.status).toBe(200)
   })
 
-  it("are refused on the /v1 routes on both transports: the cookie is no credential there", async () => {
+  it("are refused on the serving path on both transports: inference, chat completions and the OpenAI model list take bearers alone", async () => {
     const { cookie, csrf } = await open(await session("web-v1"))
-    const leaderboard = "00000000-0000-4000-8000-000000000001"
+    const id = "00000000-0000-4000-8000-000000000001"
+    const serving = [
+      `/v1/leaderboard/${id}/inference`,
+      `/v1/leaderboard/${id}/chat/completions`,
+      `/v1/models/${id}/inference`,
+      `/v1/models/${id}/chat/completions`,
+      `/v1/models/${id}/versions/${id}/inference`
+    ]
     for (const on of [podium, routerOnly]) {
-      for (const path of [`/v1/leaderboard/${leaderboard}/inference`, `/v1/leaderboard/${leaderboard}/chat/completions`]) {
+      for (const path of serving) {
         const reply = await byCookie("POST", path, cookie, { csrf, json: { input: "hello" }, on })
         expectRefused(reply, 401, "unauthorized")
         expect(reply.body.error.message).toMatch(/Authorization: Bearer/)
       }
-      expectRefused(await byCookie("GET", `/v1/leaderboard/${leaderboard}/traces`, cookie, { on }), 401, "unauthorized")
-      expectRefused(await byCookie("GET", "/v1/models", cookie, { on }), 401, "unauthorized")
+      for (const path of ["/v1/models", `/v1/models/leaderboard/${id}`]) expectRefused(await byCookie("GET", path, cookie, { on }), 401, "unauthorized")
     }
+  })
+
+  it("sign in the web app's other /v1 routes (traces, datasets), with the CSRF token to change state, on both transports", async () => {
+    const { cookie, csrf } = await open(await session("web-v1-datasets"))
+    const created = await byCookie("POST", "/api/leaderboards", cookie, { csrf, json: { name: "pushed", dataset_type: "PUSH" } })
+    expect(created.status, created.text).toBe(201)
+    const id = created.body.leaderboard.id as string
+    for (const on of [podium, routerOnly]) {
+      expect((await byCookie("GET", `/v1/leaderboard/${id}/dataset/status`, cookie, { on })).status).toBe(200)
+      expect((await byCookie("GET", `/v1/leaderboard/${id}/traces`, cookie, { on })).status).toBe(200)
+      expectRefused(await byCookie("POST", `/v1/leaderboard/${id}/dataset/consolidate`, cookie, { on }), 403, "csrf_token_required")
+      expectRefused(await byCookie("POST", `/v1/leaderboard/${id}/dataset/push`, cookie, { json: [{ input: "q" }], on }), 403, "csrf_token_required")
+    }
+    const pushed = await byCookie("POST", `/v1/leaderboard/${id}/dataset/push`, cookie, { csrf, json: [{ input: "q" }] })
+    expect(pushed.status, pushed.text).toBe(202)
+    const consolidated = await byCookie("POST", `/v1/leaderboard/${id}/dataset/consolidate`, cookie, { csrf, on: routerOnly })
+    expect(consolidated.status, consolidated.text).toBe(200)
+    expect(consolidated.body.version.row_count).toBe(1)
   })
 })
 

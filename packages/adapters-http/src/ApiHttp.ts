@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { InvitesHttp } from "./access/InvitesHttp.ts"
 import { TokensHttp } from "./access/TokensHttp.ts"
+import { WebSessionHttp } from "./access/WebSessionHttp.ts"
 import { WorkspacesHttp } from "./access/WorkspacesHttp.ts"
 import { Api } from "./api/Api.ts"
 import { PushDatasetsHttp } from "./datasets/PushDatasetsHttp.ts"
@@ -29,6 +30,7 @@ export const openApiPath = "/openapi.json"
 export const ApiHttp = HttpApiBuilder.layer(Api, { openapiPath: openApiPath }).pipe(
   Layer.provide([
     HealthHttp,
+    WebSessionHttp,
     TokensHttp,
     WorkspacesHttp,
     IntegrationsHttp,

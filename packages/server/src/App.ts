@@ -5,6 +5,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiScalar } from "effect/http-api"
 import { Api } from "@podium/adapters-http/api/Api"
 import { ApiHttp, openApiPath } from "@podium/adapters-http/ApiHttp"
+import { ServedOverHttps } from "@podium/adapters-http/access/WebSessionCookie"
 import { FailedAuthentications } from "@podium/adapters-http/auth/FailedAuthentications"
 import { makeFastInference } from "@podium/adapters-http/inference/FastInference"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
@@ -32,7 +33,7 @@ import { LeaderboardsUseCases } from "@podium/domain/leaderboards"
 import { ModelDirectoryModels, ModelsUseCases, ServiceModelsDeployed } from "@podium/domain/models"
 import { RunsUseCases } from "@podium/domain/runs"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
-import type { PodiumConfig } from "./Config.ts"
+import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { layerDatabase } from "./Database.ts"
 import { layerDatasetLabelQueue, layerDatasetLabelsWorkflow } from "./DatasetLabelling.ts"
 import { layerDeploymentQueue, layerDeploymentWorkflow, layerFineTuneQueue, layerFineTuneWorkflow } from "./FineTuneExecution.ts"
@@ -80,7 +81,8 @@ export const layerServices = (config: PodiumConfig) =>
       layerSessions(config, secrets.sessionSecret),
       layerProviders(config),
       layerSettings(config),
-      layerLinks(config)
+      layerLinks(config),
+      Layer.succeed(ServedOverHttps, publicBaseUrl(config).startsWith("https:"))
     ).pipe(Layer.provideMerge(SafeHttp.layer({ allowPrivateNetwork: config.allowPrivateNetworkTargets })))
     // each context's use cases; beneath them what several contexts build on: the models context
     // answering inference's Service candidates and the leaderboards' ModelDirectory, the leaderboards,

@@ -16,8 +16,9 @@ export const csrfHeader = "X-Podium-CSRF"
 const cookieRules = `The cookie \`${webSessionCookie}\` is HttpOnly, SameSite=Strict, Path=/, and Secure when Podium is ` +
   "served over https (PUBLIC_BASE_URL is https, or the proxy sends X-Forwarded-Proto: https); it holds an opaque " +
   "secret (the server keeps only its digest), and it lasts until the token that opened it expires (its `exp`), " +
-  "never longer. It signs in requests to the web app's routes under /api/ only (the /v1 routes take bearer " +
-  "credentials alone), and only when the request sends no Authorization or X-Service-Push-Token header. A POST, " +
+  "never longer. It signs in the web app's requests: every route but the serving path and the OpenAI model list " +
+  "(leaderboard and model inference, chat completions, GET /v1/models…, which take bearer credentials alone), and " +
+  "only when the request sends no Authorization or X-Service-Push-Token header. A POST, " +
   `PUT, PATCH or DELETE it signs in must send the session's \`csrf_token\` as \`${csrfHeader}\`, else 403 ` +
   "`csrf_token_required`."
 

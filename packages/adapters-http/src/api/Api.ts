@@ -13,6 +13,7 @@ import { LeaderboardsApi } from "../leaderboards/LeaderboardsApi.ts"
 import { ModelsApi } from "../models/ModelsApi.ts"
 import { DeploymentsApi, ModelInferenceApi, ModelLogsApi } from "../models/ModelServingApi.ts"
 import { TokensApi } from "../access/TokensApi.ts"
+import { WebSessionApi } from "../access/WebSessionApi.ts"
 import { WorkspacesApi } from "../access/WorkspacesApi.ts"
 import { TracesApi } from "../inference/TracesApi.ts"
 import { RunsApi } from "../runs/RunsApi.ts"
@@ -26,6 +27,7 @@ export const interfaceVersion = "1.0.0"
 /** The public contract of Podium: served by the server, used by clients and tests. */
 export class Api extends HttpApi.make("podium")
   .add(HealthApi)
+  .add(WebSessionApi)
   .add(TokensApi)
   .add(WorkspacesApi)
   .add(IntegrationsApi)
@@ -59,6 +61,9 @@ export class Api extends HttpApi.make("podium")
       "the part of the request (`payload`, `query`, `params` or `headers`); a JSON body that is not UTF-8 is 400 " +
       "`invalid_json`. Error bodies are `application/json`, and every answer carries `X-Content-Type-Options: nosniff`. " +
       "Every credential a request presents is checked (a failing one is 401 even beside one that passes); a client " +
-      "address whose credentials failed too often is answered 429 `too_many_failed_authentications` with `Retry-After`."
+      "address whose credentials failed too often is answered 429 `too_many_failed_authentications` with `Retry-After`. " +
+      "In the browser, every route but inference, chat completions and the OpenAI model list also takes the web " +
+      "session's cookie (Web Sessions: POST /api/session); a POST, PUT, PATCH or DELETE it signs in needs its CSRF " +
+      "token in X-Podium-CSRF (else 403 `csrf_token_required`)."
   }))
 {}

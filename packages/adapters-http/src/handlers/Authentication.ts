@@ -16,6 +16,9 @@ import { clearWebSessionCookie, sameCsrfToken, ServedOverHttps, webSessionSecret
 import * as ApiErrors from "../api/Errors.ts"
 import { ApiTokenAuth, CurrentPrincipal, PushAuth, RequestErrors, RequiredScope, SessionAuth } from "../api/Security.ts"
 import { FailedAuthentications } from "../auth/FailedAuthentications.ts"
+import { InferenceApi } from "../inference/InferenceApi.ts"
+import { OpenAiModelsApi } from "../inference/OpenAiModelsApi.ts"
+import { ModelInferenceApi } from "../models/ModelServingApi.ts"
 import { mapDomainErrors } from "./ErrorMapping.ts"
 
 const missing = new Unauthenticated({ message: "Missing credential: send Authorization: Bearer <token>" })
@@ -46,8 +49,8 @@ export interface Presented {
 export type Accepts = "bearer" | "session" | "push"
 
 /**
- * How a route takes the web session's cookie: not at all (the /v1 routes), as a credential, or as
- * one that must come with the session's CSRF token (a route that changes state).
+ * How a route takes the web session's cookie: not at all (the serving path), as a credential, or
+ * as one that must come with the session's CSRF token (a route that changes state).
  */
 export type CookieUse = "none" | "read" | "write"
 
@@ -60,9 +63,28 @@ export interface Requirement {
 
 const changesState = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
-/** The web session's cookie is for the web app's routes (`/api/...`); the /v1 routes take bearer credentials alone. */
-const cookieUse = (endpoint: HttpApiEndpoint.Top): CookieUse =>
-  !endpoint.path.startsWith("/api/") ? "none" : changesState.has(endpoint.method) ? "write" : "read"
+const routeKey = (endpoint: HttpApiEndpoint.Top) => `${endpoint.method} ${endpoint.path}`
+
+/**
+ * The serving path (leaderboard and model inference, chat completions) and the OpenAI model list:
+ * API clients' routes, which take bearer credentials alone. The web session's cookie signs in the
+ * web app's routes, every other one (the front door serves only routes of this set).
+ */
+const bearerOnly = new Set(
+  [InferenceApi, ModelInferenceApi, OpenAiModelsApi].flatMap((group) => Object.values(group.endpoints).map(routeKey))
+)
+
+const cookieUses = new WeakMap<HttpApiEndpoint.Top, CookieUse>()
+
+/** How `endpoint` takes the web session's cookie (worked out once per endpoint). */
+const cookieUse = (endpoint: HttpApiEndpoint.Top): CookieUse => {
+  let use = cookieUses.get(endpoint)
+  if (use === undefined) {
+    use = bearerOnly.has(routeKey(endpoint)) ? "none" : changesState.has(endpoint.method) ? "write" : "read"
+    cookieUses.set(endpoint, use)
+  }
+  return use
+}
 
 /** The scopes the endpoint names (`requiresScope`, `requiresAnyScope`), if any. */
 const requiredScope = (endpoint: HttpApiEndpoint.Top) => Context.getOrUndefined(endpoint.annotations, RequiredScope)
@@ -124,7 +146,7 @@ export const presentedOf = (
 
 /**
  * The web session's secret when its cookie is what a request to this route signs in with: the
- * route takes the cookie, and the request sends no bearer and no push token (those are judged
+ * route takes the cookie (it is off the serving path), and the request sends no bearer and no push token (those are judged
  * as ever, the cookie aside: a request with a header of its own is no cross-site request).
  */
 const cookieSecretOf = (presented: Presented, requirement: Requirement): string | undefined =>
@@ -157,8 +179,8 @@ const checkScope = (principal: Principal, required: readonly [Scope, ...Array<Sc
  * credential the request presents is verified, and any that fails is 401 even beside one that
  * passes (and counts against the address; a missing credential does not). Who acts: on a push route
  * the push token, else the bearer; elsewhere the bearer (a valid push token beside it is no
- * credential of the route and changes nothing); the bearer's scope is checked last. On a route
- * under /api/, a request with neither is signed in by the web session's cookie, if it sends one
+ * credential of the route and changes nothing); the bearer's scope is checked last. Off the serving
+ * path, a request with neither is signed in by the web session's cookie, if it sends one
  * (an unknown or ended one is 401 and counts as a failure), and one that changes state must send
  * the session's CSRF token too (403 `csrf_token_required`).
  */
