@@ -12,6 +12,7 @@ import { HumanHttp } from "./human/HumanHttp.ts"
 import { InferenceHttp } from "./inference/InferenceHttp.ts"
 import { OpenAiModelsHttp } from "./inference/OpenAiModelsHttp.ts"
 import { TracesHttp } from "./inference/TracesHttp.ts"
+import { StatsHttp } from "./inference/StatsHttp.ts"
 import { DatasetsHttp } from "./integrations/DatasetsHttp.ts"
 import { IntegrationsHttp } from "./integrations/IntegrationsHttp.ts"
 import { LeaderboardsHttp } from "./leaderboards/LeaderboardsHttp.ts"
@@ -45,7 +46,8 @@ export const ApiHttp = HttpApiBuilder.layer(Api, { openapiPath: openApiPath }).p
     HumanHttp,
     ModelsHttp,
     ModelServingHttp,
-    OpenAiModelsHttp
+    OpenAiModelsHttp,
+    StatsHttp
   ]),
   Layer.provide(layerAuthentication)
 )

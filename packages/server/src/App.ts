@@ -18,6 +18,8 @@ import { ChangeFeed } from "@podium/adapters-pg/ChangeFeedPg"
 import { DatasetsPg } from "@podium/adapters-pg/datasets/DatasetsPg"
 import { HumanPg } from "@podium/adapters-pg/human/HumanPg"
 import { InferencePg } from "@podium/adapters-pg/inference/InferencePg"
+import { TraceStatsPg } from "@podium/adapters-pg/inference/TraceStatsPg"
+import { InferenceLogStatsPg } from "@podium/adapters-pg/models/InferenceLogStatsPg"
 import { IntegrationsPg } from "@podium/adapters-pg/integrations/IntegrationsPg"
 import { LeaderboardsPg } from "@podium/adapters-pg/leaderboards/LeaderboardsPg"
 import { ModelsPg } from "@podium/adapters-pg/models/ModelsPg"
@@ -27,10 +29,10 @@ import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
 import { AccessUseCases } from "@podium/domain/access"
 import { DatasetsUseCases } from "@podium/domain/datasets"
 import { HumanUseCases } from "@podium/domain/human"
-import { CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases } from "@podium/domain/inference"
+import { CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases, LeaderboardStats } from "@podium/domain/inference"
 import { IntegrationsUseCases } from "@podium/domain/integrations"
 import { LeaderboardsUseCases } from "@podium/domain/leaderboards"
-import { ModelDirectoryModels, ModelsUseCases, ServiceModelsDeployed } from "@podium/domain/models"
+import { ModelDirectoryModels, ModelStats, ModelsUseCases, ServiceModelsDeployed } from "@podium/domain/models"
 import { RunsUseCases } from "@podium/domain/runs"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
@@ -69,7 +71,9 @@ export const layerServices = (config: PodiumConfig) =>
       DatasetsPg.layer,
       RunsPg.layer,
       ModelsPg.layer,
-      ReadinessPg.layer
+      ReadinessPg.layer,
+      TraceStatsPg.layer,
+      InferenceLogStatsPg.layer
     ).pipe(Layer.provide(ChangeFeed.layer), Layer.provide(IdGeneratorUuidV7.layer))
     const adapters = Layer.mergeAll(
       repositories,
@@ -102,7 +106,9 @@ export const layerServices = (config: PodiumConfig) =>
       Layer.provideMerge(ChatTargets.layer),
       Layer.provideMerge(CallBudgets.layer)
     )
-    return useCases.pipe(Layer.provideMerge(adapters))
+    // dashboards read what the leaderboards and models contexts decide a caller may see
+    const dashboards = Layer.mergeAll(LeaderboardStats.layer, ModelStats.layer)
+    return dashboards.pipe(Layer.provideMerge(useCases), Layer.provideMerge(adapters))
   }))
 
 export const docsPaths = [openApiPath, "/docs", ...webAppPaths]

@@ -16,6 +16,7 @@ import { TokensApi } from "../access/TokensApi.ts"
 import { WebSessionApi } from "../access/WebSessionApi.ts"
 import { WorkspacesApi } from "../access/WorkspacesApi.ts"
 import { TracesApi } from "../inference/TracesApi.ts"
+import { StatsApi } from "../inference/StatsApi.ts"
 import { RunsApi } from "../runs/RunsApi.ts"
 
 /** This service's version (the root package.json's), reported by `/openapi.json` and `podium --version`. */
@@ -46,6 +47,7 @@ export class Api extends HttpApi.make("podium")
   .add(ModelInferenceApi)
   .add(OpenAiModelsApi)
   .add(ModelLogsApi)
+  .add(StatsApi)
   .middleware(RequestErrors)
   // Report every invalid field of a request at once, not just the first.
   .annotate(HttpApi.PayloadParseOptions, { errors: "all" })
