@@ -328,6 +328,7 @@ export const LeaderboardPage = ({ call, leaderboardId }: { readonly call: Caller
           {challenge.dataset_type === "PUSH" ? <a class="button secondary" href={`#/leaderboards/${id}/dataset`}>Dataset</a> : null}
           <a class="button secondary" href={`#/leaderboards/${id}/serving`}>Serving history</a>
           <a class="button secondary" href={`#/leaderboards/${id}/traces`}>Traces</a>
+          <a class="button secondary" href={`#/leaderboards/${id}/dashboard`}>Dashboard</a>
         </span>
       }
     >
