@@ -68,7 +68,8 @@ const routeKey = (endpoint: HttpApiEndpoint.Top) => `${endpoint.method} ${endpoi
 /**
  * The serving path (leaderboard and model inference, chat completions) and the OpenAI model list:
  * API clients' routes, which take bearer credentials alone. The web session's cookie signs in the
- * web app's routes, every other one (the front door serves only routes of this set).
+ * web app's routes, every other one. The front door's routes are all here: the cookie costs the
+ * serving path nothing, and both transports judge a request by the same rule either way.
  */
 const bearerOnly = new Set(
   [InferenceApi, ModelInferenceApi, OpenAiModelsApi].flatMap((group) => Object.values(group.endpoints).map(routeKey))
@@ -146,8 +147,9 @@ export const presentedOf = (
 
 /**
  * The web session's secret when its cookie is what a request to this route signs in with: the
- * route takes the cookie (it is off the serving path), and the request sends no bearer and no push token (those are judged
- * as ever, the cookie aside: a request with a header of its own is no cross-site request).
+ * route takes the cookie (it is off the serving path), and the request sends no bearer and no
+ * push token (those are judged as ever, the cookie aside: a request with a header of its own is
+ * no cross-site request).
  */
 const cookieSecretOf = (presented: Presented, requirement: Requirement): string | undefined =>
   requirement.cookie === "none" || presented.cookie === undefined || presented.bearer !== "" || presented.pushToken !== ""
