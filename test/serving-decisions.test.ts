@@ -33,20 +33,24 @@ afterAll(async () => {
   await fake.close()
 })
 
-const leaderboardOf = async (path: string) => {
-  const { id } = (await owner.api((c) =>
+const emptyLeaderboard = async (path: string) =>
+  (await owner.api((c) =>
     c.leaderboards.create({
       payload: aLeaderboard({ name: "decisions", dataset_type: "GET", dataset_url: `${fake.url}${path}`, eval_type: "exact" })
     })
-  )).leaderboard
-  const add = async (model: string) =>
-    (await owner.api((c) =>
-      c.leaderboards.addModel({
-        params: { leaderboard_id: id },
-        payload: aCandidate(`${fake.url}/v1`, { name: model, model_name: model, input_price_per_m_tokens: 1, output_price_per_m_tokens: 2 })
-      })
-    )).model.id
-  return { id, incumbent: await add("incumbent"), challenger: await add("challenger") }
+  )).leaderboard.id
+
+const addCandidate = async (id: LeaderboardId, model: string) =>
+  (await owner.api((c) =>
+    c.leaderboards.addModel({
+      params: { leaderboard_id: id },
+      payload: aCandidate(`${fake.url}/v1`, { name: model, model_name: model, input_price_per_m_tokens: 1, output_price_per_m_tokens: 2 })
+    })
+  )).model.id
+
+const leaderboardOf = async (path: string) => {
+  const id = await emptyLeaderboard(path)
+  return { id, incumbent: await addCandidate(id, "incumbent"), challenger: await addCandidate(id, "challenger") }
 }
 
 const runToEnd = async (id: LeaderboardId, model_ids?: ReadonlyArray<CandidateId>) => {
@@ -157,6 +161,21 @@ describe("a run's end decides serving on evidence", () => {
     const after = await owner.api((c) => c.leaderboards.servingHistory({ params: { leaderboard_id: id }, query: {} }))
     expect(after.data).toHaveLength(4)
     expect(after.data[0]).toMatchObject({ kind: "rollback", from_candidate_id: challenger, to_candidate_id: incumbent })
+  }, 120_000)
+
+  it("counts the only candidate as serving: a second one's first run challenges it rather than finding nothing serving", async () => {
+    fake.files["/four.jsonl"] = dataset("small", 4)
+    const id = await emptyLeaderboard("/four.jsonl")
+    const incumbent = await addCandidate(id, "incumbent")
+    const alone = await runToEnd(id)
+    expect(alone.serving_decision).toMatchObject({ action: "keep", from_candidate_id: incumbent, to_candidate_id: incumbent })
+    const challenger = await addCandidate(id, "challenger")
+    // the challenger is right on 2 of the 4 rows, the incumbent on none: too few rows to switch
+    const challenged = await runToEnd(id)
+    expect(challenged.serving_decision).toMatchObject({ action: "keep", from_candidate_id: incumbent, to_candidate_id: incumbent })
+    expect(challenged.serving_decision!.reason).toMatch(/^kept incumbent: challenger is not significantly better/)
+    expect(await servedBy(id)).toBe(incumbent)
+    expect(challenger).not.toBe(incumbent)
   }, 120_000)
 
   it("under the manual strategy records the decision but the chosen candidate serves", async () => {

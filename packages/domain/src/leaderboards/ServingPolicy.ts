@@ -227,9 +227,9 @@ export const decideServing = (input: ServingInput): ServingDecision => {
   if (best === undefined) return keep("no other candidate has a score", noComparison)
   const comparison = compare(input.pairs, best.id, serving.id)
   const { shared_rows, wins, losses, p_adjusted, difference } = comparison
-  const rows = `${shared_rows} shared rows`
+  const rows = `${shared_rows} shared ${shared_rows === 1 ? "row" : "rows"}`
   const tooFew = shared_rows < policy.min_rows ? `, ${policy.min_rows} needed` : ""
-  const counts = `${best.name} is right on ${wins} rows where ${serving.name} is wrong and wrong on ${losses} where ${serving.name} is right`
+  const counts = `${best.name} is right on ${wins} ${wins === 1 ? "row" : "rows"} where ${serving.name} is wrong and wrong on ${losses} where ${serving.name} is right`
   const switched = (reason: string) =>
     decision({ action: "switch", from_candidate_id: serving.id, to_candidate_id: best.id, reason: `switched to ${best.name} from ${serving.name}: ${reason}` }, comparison)
   if (policy.switch_when === "significantly_better") {

@@ -306,7 +306,11 @@ export class RunSteps extends Context.Service<RunSteps, {
         }, now)
         yield* dropGates(runId)
         if (!ended) return
-        if (changes && decision.to_candidate_id !== null) yield* repository.setRankingWinner(run.leaderboard_id, decision.to_candidate_id)
+        // a kept candidate that served without being recorded (the only one, or the chosen one) is
+        // recorded too: a candidate added later challenges it rather than finding nothing serving
+        if (decision.to_candidate_id !== null && decision.to_candidate_id !== ranking_winner) {
+          yield* repository.setRankingWinner(run.leaderboard_id, decision.to_candidate_id)
+        }
         if (decision.action === "none") return
         const candidateId = (id: string | null) => candidates.find((c) => c.id === id)?.id ?? null
         // under `manual` the chosen candidate serves before and after: the ranking's decision is the evidence
