@@ -1,7 +1,7 @@
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import { useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
-import { Alert, Field, formatDate, Loading, Page, saveFile, Table, useAction, useInterval, useLoad } from "./ui.tsx"
+import { Alert, count, Field, formatDate, Loading, Page, saveFile, Table, useAction, useInterval, useLoad } from "./ui.tsx"
 
 const limitLabel = (l: { readonly used: number; readonly limit: number | null }) =>
   l.limit === null ? `${l.used} (no limit)` : `${l.used} of ${l.limit}`
@@ -36,7 +36,7 @@ export const DatasetPage = ({ call, leaderboardId }: { readonly call: Caller; re
       {value === undefined ? (status.error === undefined ? <Loading what="the dataset" /> : null) : (
         <>
           <p class="stats">
-            <span>{value.consolidation.pending_events} rows pending</span>
+            <span>{count(value.consolidation.pending_events, "row")} pending</span>
             <span>today {limitLabel(value.limits.daily)}</span>
             <span>this month {limitLabel(value.limits.monthly)}</span>
           </p>
