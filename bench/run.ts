@@ -1,6 +1,7 @@
 import { AuthBench } from "./AuthBench.ts"
 import { type Benchmark, runBenchmark, type ScenarioResult, type Settings } from "./Benchmark.ts"
 import { openDatabases } from "./Databases.ts"
+import { DashboardBench } from "./DashboardBench.ts"
 import { DatasetBench } from "./DatasetBench.ts"
 import { ExportBench } from "./ExportBench.ts"
 import { HealthBench } from "./HealthBench.ts"
@@ -27,7 +28,8 @@ const benchmarks: ReadonlyArray<Benchmark | SelfRunningBenchmark> = [
   DatasetBench,
   ExportBench,
   RunBench,
-  WebBench
+  WebBench,
+  DashboardBench
 ]
 
 const usage = () =>
