@@ -1,6 +1,7 @@
 import type { DeploymentHistoryEntryView, VersionView } from "@podium/adapters-http/models/ModelsApi"
 import type { LeaderboardId } from "@podium/domain/leaderboards"
-import type { DeploymentEntryId, Gate, ModelId } from "@podium/domain/models"
+import { type DeploymentEntryId, Gate, type ModelId } from "@podium/domain/models"
+import { Option, Schema } from "effect"
 import type { ModelVersionId } from "@podium/domain/shared"
 import { useEffect, useRef, useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
@@ -228,6 +229,9 @@ const VersionsSection = ({ call, modelId, versions, onChanged }: {
   )
 }
 
+/** A gate entry's evidence as the gate it records (the history keeps it as plain JSON). */
+const gateOf = Schema.decodeUnknownOption(Gate)
+
 const kindLabels: Record<HistoryEntry["kind"], string> = { deploy: "Deployed", rollback: "Rolled back", stop: "Stopped", gate: "Gate" }
 
 const Actor = ({ actor, modelId }: { readonly actor: HistoryEntry["actor"]; readonly modelId: string }) => {
@@ -288,13 +292,16 @@ const DeploymentHistorySection = ({ call, modelId, names, revision }: {
                   <td><Actor actor={e.actor} modelId={modelId} /></td>
                   <td>
                     <span class="text">{e.reason ?? "—"}</span>
-                    {e.kind === "gate" && e.evidence !== null
-                      ? (
-                        <details>
-                          <summary>Evidence</summary>
-                          <GateFacts gate={e.evidence as unknown as Gate} />
-                        </details>
-                      )
+                    {e.kind === "gate"
+                      ? Option.match(gateOf(e.evidence), {
+                        onNone: () => null,
+                        onSome: (gate) => (
+                          <details>
+                            <summary>Evidence</summary>
+                            <GateFacts gate={gate} />
+                          </details>
+                        )
+                      })
                       : null}
                   </td>
                 </tr>

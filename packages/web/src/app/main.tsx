@@ -2,14 +2,18 @@ import { render } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
 import { CasePage } from "./Case.tsx"
+import { DashboardPage } from "./Dashboard.tsx"
 import { HumanPage } from "./Human.tsx"
 import { LeaderboardPage, LeaderboardsPage } from "./Leaderboards.tsx"
+import { FineTunePage } from "./FineTune.tsx"
+import { ModelPage } from "./Model.tsx"
+import { ModelsPage } from "./Models.tsx"
 import { RunPage } from "./Runs.tsx"
 import { ServingPage } from "./Serving.tsx"
 import { DatasetPage } from "./Datasets.tsx"
 import { TracesPage } from "./Traces.tsx"
 import { oidcSettings } from "./Oidc.ts"
-import { SignIn } from "./SignIn.tsx"
+import { Restoring, SignIn, signOut, useRestoredSession } from "./SignIn.tsx"
 import { TokensPage } from "./Tokens.tsx"
 import { WorkspaceContext } from "./ui.tsx"
 import { WorkspacePage } from "./Workspace.tsx"
@@ -32,11 +36,18 @@ const View = ({ route, call }: { readonly route: ReadonlyArray<string>; readonly
   const [section, id, sub, childId] = route
   if (section === "tokens") return <TokensPage call={call} />
   if (section === "workspace") return <WorkspacePage call={call} />
+  if (section === "models" && id !== undefined) {
+    if (sub === "fine-tunes" && childId !== undefined) return <FineTunePage call={call} modelId={id} runId={childId} />
+    if (sub === "dashboard") return <DashboardPage call={call} of={{ kind: "model", id }} />
+    return <ModelPage call={call} modelId={id} dashboard />
+  }
+  if (section === "models") return <ModelsPage call={call} />
   if (section === "leaderboards" && id !== undefined) {
     if (sub === "human" && childId !== undefined) return <CasePage call={call} leaderboardId={id} caseId={childId} />
     if (sub === "human") return <HumanPage call={call} leaderboardId={id} />
     if (sub === "dataset") return <DatasetPage call={call} leaderboardId={id} />
     if (sub === "traces") return <TracesPage call={call} leaderboardId={id} />
+    if (sub === "dashboard") return <DashboardPage call={call} of={{ kind: "leaderboard", id }} />
     if (sub === "serving") return <ServingPage call={call} leaderboardId={id} />
     if (sub === "runs" && childId !== undefined) return <RunPage call={call} leaderboardId={id} runId={childId} />
     return <LeaderboardPage call={call} leaderboardId={id} />
@@ -56,17 +67,21 @@ const App = () => {
   const [workspace, setWorkspace] = useState(invitedWorkspace)
   const [notice, setNotice] = useState<string | undefined>(undefined)
   const route = useRoute()
+  const expired = () => {
+    setNotice("Your session has ended: sign in again to go on.")
+    setCall(undefined)
+  }
+  // a reload keeps the reader signed in: the session lives in an HttpOnly cookie the server set
+  const restoring = useRestoredSession(invite !== null, (restored) => setCall(() => restored), expired)
   if (call === undefined) {
+    if (restoring) return <Restoring />
     return (
       <SignIn
         oidc={oidc}
         invite={invite}
         workspace={workspace}
         notice={notice}
-        onExpired={() => {
-          setNotice("Your session has ended: sign in again to go on.")
-          setCall(undefined)
-        }}
+        onExpired={expired}
         onSignedIn={(signedIn) => {
           // the invite's ids leave the address bar once used
           if (location.search !== "") history.replaceState(null, "", `/${location.hash}`)
@@ -84,6 +99,7 @@ const App = () => {
         <a class="brand" href="#/leaderboards">Podium</a>
         <nav aria-label="Main">
           <a href="#/leaderboards" aria-current={current("leaderboards")}>Leaderboards</a>
+          <a href="#/models" aria-current={current("models")}>Models</a>
           <a href="#/tokens" aria-current={current("tokens")}>API tokens</a>
           <a href="#/workspace" aria-current={current("workspace")}>Workspace</a>
         </nav>
@@ -95,7 +111,7 @@ const App = () => {
             location.hash = "#/leaderboards"
           }}
         />
-        <button type="button" class="link" onClick={() => setCall(undefined)}>Sign out</button>
+        <button type="button" class="link" onClick={() => void signOut(call).then(() => setCall(undefined))}>Sign out</button>
       </header>
       <main>
         <WorkspaceContext.Provider value={workspace}>
