@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { aLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
-import { expectAccessible, launchBrowser, newPage, screenshot } from "./support/Browser.ts"
+import { expectAccessible, launchBrowser, newPage, screenshot, signInThroughForm } from "./support/Browser.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
 
@@ -59,14 +59,7 @@ afterAll(async () => {
   await podium?.stop()
 })
 
-const signIn = async (): Promise<Page> => {
-  const page = await newPage(browser)
-  await page.goto(podium.url)
-  await page.getByLabel("Session token").fill(await session(owner))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { name: "Leaderboards", level: 1 }).waitFor()
-  return page
-}
+const signIn = async (): Promise<Page> => signInThroughForm(browser, podium.url, await session(owner))
 
 /** The cells of the row of `table` (a region named after its caption) whose time is the bucket holding `at`. */
 const rowCells = async (page: Page, table: string, at: number, bucket: "hour" | "day") => {

@@ -1,13 +1,12 @@
 import type { LeaderboardId } from "@podium/domain/leaderboards"
 import type { ModelId } from "@podium/domain/models"
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import type { Browser, Page } from "playwright-core"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
+import { startWebhookReceiver, type WebhookReceiver } from "./fakes/WebhookReceiver.ts"
 import { aLeaderboard, apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
-import { expectAccessible, launchBrowser, newPage, screenshot } from "./support/Browser.ts"
+import { expectAccessible, launchBrowser, screenshot, signInThroughForm } from "./support/Browser.ts"
 import { routerWithFewShotModel } from "./support/Models.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 
@@ -26,13 +25,7 @@ let browser: Browser
 let api: SignedIn
 let inferenceToken: string
 
-interface Received {
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
-let received: Array<Received> = []
-let receiver: Server
-let receiverUrl: string
+let receiver: WebhookReceiver
 
 /** A PUSH leaderboard whose consolidated rows are q0 … q{rows-1}, references a0 …. */
 const pushLeaderboard = async (name: string, rows: number): Promise<LeaderboardId> => {
@@ -44,16 +37,7 @@ const pushLeaderboard = async (name: string, rows: number): Promise<LeaderboardI
 }
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
-      res.writeHead(204).end()
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/podium`
+  receiver = await startWebhookReceiver()
   ;[fake, browser] = await Promise.all([startModelFake({ key: routerKey }), launchBrowser(inject("podiumTestRunDir"))])
   routerWithFewShotModel(fake)
   podium = await startPodium({ ROUTER_BASE_URL: `${fake.url}/api/v1`, WEBHOOK_POLL_INTERVAL_MS: "50", WEBHOOK_RETRY_BASE_MS: "50" })
@@ -68,25 +52,18 @@ afterAll(async () => {
   await browser?.close()
   await podium?.stop()
   await fake?.close()
-  await new Promise<void>((resolve) => receiver ? receiver.close(() => resolve()) : resolve())
+  await receiver?.close()
 })
 
-const signIn = async (): Promise<Page> => {
-  const page = await newPage(browser)
-  await page.goto(podium.url)
-  await page.getByLabel("Session token").fill(await session(owner))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { name: "Leaderboards", level: 1 }).waitFor()
-  return page
-}
+const signIn = async (): Promise<Page> => signInThroughForm(browser, podium.url, await session(owner))
 
 const infer = (modelId: string, content: string) =>
   podium.request("POST", `/v1/models/${modelId}/inference`, { token: inferenceToken, json: { messages: [{ role: "user", content }] } })
 
 /** The delivery of log `logId`, verified with `secret` (throws when the signature is not the secret's). */
 const deliveryOf = async (logId: string, secret: string) => {
-  await expect.poll(() => received.some((r) => r.headers["webhook-id"] === logId), { timeout: 10_000, interval: 20 }).toBe(true)
-  const delivery = received.find((r) => r.headers["webhook-id"] === logId)!
+  await expect.poll(() => receiver.received.some((r) => r.headers["webhook-id"] === logId), { timeout: 10_000, interval: 20 }).toBe(true)
+  const delivery = receiver.received.find((r) => r.headers["webhook-id"] === logId)!
   return new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { log: { id: string } }
 }
 
@@ -182,7 +159,7 @@ describe("models in the web app", () => {
     expect(await history.getByRole("row").nth(1).innerText()).toMatch(/Deployed\s+version 1\s+a user/)
 
     // the webhook: set, its secret shown once
-    await page.getByLabel("Webhook URL").fill(receiverUrl)
+    await page.getByLabel("Webhook URL").fill(receiver.url)
     await page.getByRole("button", { name: "Set webhook" }).click()
     const secretField = page.getByLabel("Webhook signing secret")
     await secretField.waitFor()

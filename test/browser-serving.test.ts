@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { latch, type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
-import { expectAccessible, launchBrowser, newPage, screenshot } from "./support/Browser.ts"
+import { expectAccessible, launchBrowser, screenshot, signInThroughForm } from "./support/Browser.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 
 /**
@@ -51,14 +51,8 @@ afterAll(async () => {
 })
 
 /** A new page signed in as `subject` through the sign-in form. */
-const signIn = async (subject: string, viewport = { width: 1280, height: 900 }): Promise<Page> => {
-  const page = await newPage(browser, viewport)
-  await page.goto(podium.url)
-  await page.getByLabel("Session token").fill(await session(subject))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { name: "Leaderboards", level: 1 }).waitFor()
-  return page
-}
+const signIn = async (subject: string, viewport?: { width: number; height: number }): Promise<Page> =>
+  signInThroughForm(browser, podium.url, await session(subject), viewport)
 
 /**
  * A Custom candidate at the model fake, priced so that each call (the fake reports 1,000 prompt and

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { type ModelFake, startModelFake } from "./fakes/ModelFake.ts"
 import { startOidcFake } from "./fakes/OidcFake.ts"
 import { type OpenAiFake, startOpenAiFake } from "./fakes/OpenAiFake.ts"
-import { expectAccessible, launchBrowser, newPage, screenshot } from "./support/Browser.ts"
+import { expectAccessible, launchBrowser, newPage, screenshot, signInThroughForm } from "./support/Browser.ts"
 import { type Podium, session, startPodium } from "./support/Podium.ts"
 
 /**
@@ -42,14 +42,8 @@ const streamText = async (stream: Readable) => {
 }
 
 /** A new page signed in as `subject` through the sign-in form. */
-const signIn = async (subject: string, viewport = { width: 1280, height: 900 }): Promise<Page> => {
-  const page = await newPage(browser, viewport)
-  await page.goto(podium.url)
-  await page.getByLabel("Session token").fill(await session(subject))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { name: "Leaderboards", level: 1 }).waitFor()
-  return page
-}
+const signIn = async (subject: string, viewport?: { width: number; height: number }): Promise<Page> =>
+  signInThroughForm(browser, podium.url, await session(subject), viewport)
 
 describe("the web app", () => {
   it("serves one page at / that loads its script and stylesheet, under 300 kB of JavaScript gzipped", async () => {

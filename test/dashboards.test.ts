@@ -11,6 +11,7 @@ import { caller, deployedModel } from "./support/Models.ts"
 import { operations } from "./support/OpenApiRoutes.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
 import { query } from "./support/sql.ts"
+import type { UsageBucket } from "@podium/adapters-http/inference/StatsApi"
 
 // Dashboards (issue 31): calls, errors, spend and latency p50/p95 per bucket, read through HTTP and
 // checked against what the test computes from the very rows it wrote (through the API and SQL).
@@ -95,14 +96,7 @@ const pico = (usd: number | string): bigint => {
   return BigInt(whole!) * 10n ** 12n + BigInt(fraction.padEnd(12, "0").slice(0, 12))
 }
 
-interface Bucket {
-  readonly start: DateTime.Utc
-  readonly calls: number
-  readonly errors: number
-  readonly spend_usd: string
-  readonly latency_p50_ms: number | null
-  readonly latency_p95_ms: number | null
-}
+type Bucket = typeof UsageBucket.Type
 
 /** A percentile the API estimates from 2%-wide latency bins, against the exact one (and its rounding to 0.01 ms). */
 const expectNear = (got: number | null, exact: number, label: string) => {

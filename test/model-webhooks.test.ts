@@ -1,8 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FineTuneFake, startFineTuneFake } from "./fakes/FineTuneFake.ts"
+import { startWebhookReceiver, type WebhookReceiver } from "./fakes/WebhookReceiver.ts"
 import { apiToken, type SignedIn, signedIn } from "./support/Builders.ts"
 import { caller, deployedModel } from "./support/Models.ts"
 import { type Podium, startPodium } from "./support/Podium.ts"
@@ -18,27 +17,11 @@ let owner: SignedIn
 let call: ReturnType<typeof caller>
 let inferenceToken: string
 
-interface Received {
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
 /** A loopback receiver: what it got, and what it answers next (a status per delivery, then 204). */
-let received: Array<Received> = []
-let answers: Array<number> = []
-let receiver: Server
-let receiverUrl: string
+let receiver: WebhookReceiver
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
-      res.writeHead(answers.shift() ?? 204).end()
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/podium`
+  receiver = await startWebhookReceiver()
   tuner = await startFineTuneFake({ apiKey: fineTuneKey })
   tuner.answer = (model, messages) => model.startsWith("ft:") ? `tuned: ${messages.at(-1)!.content}` : "base"
   podium = await startPodium({
@@ -56,7 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await podium.stop()
   await tuner.close()
-  await new Promise<void>((resolve) => receiver.close(() => resolve()))
+  await receiver.close()
 })
 
 const infer = (modelId: string, content: string) =>
@@ -77,31 +60,31 @@ describe("the model.inference webhook", () => {
       expect(refused.status).toBe(400)
       expect(refused.body.error.code).toBe("validation_failed")
     }
-    const set = await call("PATCH", path, { webhook_url: receiverUrl, enabled: true })
+    const set = await call("PATCH", path, { webhook_url: receiver.url, enabled: true })
     expect(set.status).toBe(200)
-    expect(set.body).toMatchObject({ webhook_url: receiverUrl, enabled: true })
+    expect(set.body).toMatchObject({ webhook_url: receiver.url, enabled: true })
     expect(set.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/)
     secret = set.body.secret
     // the same URL again (PUT or POST alike): no new secret, and the setting holds
-    const again = await call("PUT", path, { webhook_url: receiverUrl, enabled: true })
-    expect(again.body).toEqual({ webhook_url: receiverUrl, enabled: true })
+    const again = await call("PUT", path, { webhook_url: receiver.url, enabled: true })
+    expect(again.body).toEqual({ webhook_url: receiver.url, enabled: true })
     const cleared = await call("POST", path, { webhook_url: "" })
     expect(cleared.body).toEqual({ webhook_url: null, enabled: false })
-    const reset = await call("PATCH", path, { webhook_url: receiverUrl })
+    const reset = await call("PATCH", path, { webhook_url: receiver.url })
     expect(reset.body.secret).toMatch(/^whsec_/)
     expect(reset.body.secret).not.toBe(secret)
     secret = reset.body.secret
-    expect((await call("PATCH", "/api/models/00000000-0000-4000-8000-000000000000/inference/webhook", { webhook_url: receiverUrl })).status)
+    expect((await call("PATCH", "/api/models/00000000-0000-4000-8000-000000000000/inference/webhook", { webhook_url: receiver.url })).status)
       .toBe(404)
   })
 
   it("delivers each log once, signed per Standard Webhooks, and records the outcome on the log", async () => {
-    received = []
+    receiver.received.length = 0
     const served = await infer(modelId, "hello")
     expect(served.status).toBe(200)
     const logId = served.headers.get("x-service-model-message-id")!
-    await expect.poll(() => received.length, { timeout: 10_000, interval: 20 }).toBe(1)
-    const [delivery] = received
+    await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 20 }).toBe(1)
+    const [delivery] = receiver.received
     const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as any
     expect(delivery!.headers["webhook-id"]).toBe(logId)
     expect(payload).toMatchObject({
@@ -120,30 +103,30 @@ describe("the model.inference webhook", () => {
       .toBe("delivered")
     expect((await logOf(modelId, logId)).metadata.webhook_delivery).toMatchObject({ attempts: 1, last_status_code: 204, last_error: null })
     await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(received).toHaveLength(1)
+    expect(receiver.received).toHaveLength(1)
   })
 
   it("retries a receiver that fails twice, then succeeds, with the same webhook-id", async () => {
-    received = []
-    answers = [500, 503]
+    receiver.received.length = 0
+    receiver.answers.push(500, 503)
     const served = await infer(modelId, "again")
     const logId = served.headers.get("x-service-model-message-id")!
     await expect.poll(async () => (await logOf(modelId, logId))?.metadata.webhook_delivery?.status, { timeout: 10_000, interval: 50 })
       .toBe("delivered")
     expect((await logOf(modelId, logId)).metadata.webhook_delivery).toMatchObject({ attempts: 3, last_status_code: 204 })
-    expect(received.map((r) => r.headers["webhook-id"])).toEqual([logId, logId, logId])
-    for (const r of received) new Webhook(secret).verify(r.body, r.headers as Record<string, string>)
+    expect(receiver.received.map((r) => r.headers["webhook-id"])).toEqual([logId, logId, logId])
+    for (const r of receiver.received) new Webhook(secret).verify(r.body, r.headers as Record<string, string>)
   })
 
   it("delivers nothing while the webhook is disabled", async () => {
     await call("PATCH", `/api/models/${modelId}/inference/webhook`, { enabled: false })
-    received = []
+    receiver.received.length = 0
     const served = await infer(modelId, "quiet")
     expect(served.status).toBe(200)
     const logId = served.headers.get("x-service-model-message-id")!
     await expect.poll(async () => await logOf(modelId, logId), { timeout: 5_000, interval: 50 }).toBeDefined()
     await new Promise((resolve) => setTimeout(resolve, 500))
-    expect(received).toEqual([])
+    expect(receiver.received).toEqual([])
     expect((await logOf(modelId, logId)).metadata.webhook_delivery).toBeUndefined()
   })
 })

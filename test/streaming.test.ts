@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { request as httpRequest } from "node:http"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Answer, latch, type ModelFake, startModelFake, type StreamRecord } from "./fakes/ModelFake.ts"
+import { startWebhookReceiver, type WebhookReceiver } from "./fakes/WebhookReceiver.ts"
 import { aCandidate, aLeaderboard, apiToken, aToken, type NewCandidate, servingLeaderboard, type SignedIn, signedIn } from "./support/Builders.ts"
 import { at, serveChild, stopChildren } from "./support/ChildPodium.ts"
 import { deployedModel, routerWithFewShotModel } from "./support/Models.ts"
@@ -26,22 +26,10 @@ let leaderboardToken: string
 let modelToken: string
 let readToken: string
 
-/** A loopback webhook receiver: what it got. */
-const received: Array<{ readonly headers: IncomingHttpHeaders; readonly body: string }> = []
-let receiver: Server
-let receiverUrl: string
+let receiver: WebhookReceiver
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
-      res.writeHead(204).end()
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`
+  receiver = await startWebhookReceiver("/hooks")
   fake = await startModelFake({ key: routerKey })
   routerWithFewShotModel(fake)
   podium = await startPodium({ ROUTER_BASE_URL: `${fake.url}/api/v1`, WEBHOOK_POLL_INTERVAL_MS: "50", WEBHOOK_RETRY_BASE_MS: "50" })
@@ -54,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await podium?.stop()
   await fake?.close()
-  await new Promise<void>((resolve) => receiver.close(() => resolve()))
+  await receiver.close()
   stopChildren()
 })
 
@@ -377,10 +365,10 @@ describe("model inference and Service candidates stream", () => {
   it("the openai package streams from a model; the webhook is delivered once with the whole answer", async () => {
     const set = await podium.request("PATCH", `/api/models/${modelId}/inference/webhook`, {
       token: owner.session,
-      json: { webhook_url: receiverUrl, enabled: true }
+      json: { webhook_url: receiver.url, enabled: true }
     })
     expect(set.status).toBe(200)
-    received.length = 0
+    receiver.received.length = 0
     try {
       const { data: stream, response } = await openai(`${podium.url}/v1/models/${modelId}`, globalThis.fetch, modelToken).chat.completions.create({
         model: "x",
@@ -391,15 +379,15 @@ describe("model inference and Service candidates stream", () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ""
       expect(text).toBe("a12")
       const messageId = response.headers.get("x-service-model-message-id")!
-      await expect.poll(() => received.length, { timeout: 10_000, interval: 20 }).toBe(1)
-      const payload = JSON.parse(received[0]!.body)
-      expect(received[0]!.headers["webhook-id"]).toBe(messageId)
+      await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 20 }).toBe(1)
+      const payload = JSON.parse(receiver.received[0]!.body)
+      expect(receiver.received[0]!.headers["webhook-id"]).toBe(messageId)
       expect(payload).toMatchObject({
         event: "model.inference",
         log: { id: messageId, output_messages: { messages: [{ role: "assistant", content: "a12" }] } }
       })
       await new Promise((resolve) => setTimeout(resolve, 500))
-      expect(received).toHaveLength(1)
+      expect(receiver.received).toHaveLength(1)
     } finally {
       await podium.request("PATCH", `/api/models/${modelId}/inference/webhook`, { token: owner.session, json: { enabled: false } })
     }

@@ -65,6 +65,21 @@ export const newPage = async (browser: Browser, viewport = { width: 1280, height
   return context.newPage()
 }
 
+/** A new page signed in through the sign-in form with a session `token`, once the leaderboards list shows. */
+export const signInThroughForm = async (
+  browser: Browser,
+  url: string,
+  token: string,
+  viewport = { width: 1280, height: 900 }
+): Promise<Page> => {
+  const page = await newPage(browser, viewport)
+  await page.goto(url)
+  await page.getByLabel("Session token").fill(token)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.getByRole("heading", { name: "Leaderboards", level: 1 }).waitFor()
+  return page
+}
+
 export const screenshotsDir = join(import.meta.dirname, "..", "..", "test-results")
 
 /** A full-page screenshot in `test-results/<name>.png`, for people to look at. */

@@ -5,6 +5,7 @@ import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
 import type { Caller } from "./Client.ts"
 import { Alert, count, Field, Loading, Page, percent, Table, useLoad, usd } from "./ui.tsx"
+import type { UsageBucket } from "@podium/adapters-http/inference/StatsApi"
 
 /** Whose dashboard: a leaderboard's (its inference traces) or a model's (its inference logs). */
 export type DashboardOf = { readonly kind: "leaderboard"; readonly id: string } | { readonly kind: "model"; readonly id: string }
@@ -18,14 +19,7 @@ const choices = [
 ] as const
 type Choice = typeof choices[number]
 
-interface Bucket {
-  readonly start: DateTime.Utc
-  readonly calls: number
-  readonly errors: number
-  readonly spend_usd: string
-  readonly latency_p50_ms: number | null
-  readonly latency_p95_ms: number | null
-}
+type Bucket = typeof UsageBucket.Type
 
 const hourFormat = new Intl.DateTimeFormat(undefined, { weekday: "short", hour: "2-digit", minute: "2-digit" })
 // day buckets are UTC days: named in UTC, so a bucket is never labelled with the day before
