@@ -78,6 +78,26 @@ describe("the model.inference webhook", () => {
       .toBe(404)
   })
 
+  it("rotates the secret of the webhook set on request, keeping its URL and whether it is on", async () => {
+    const path = `/api/models/${modelId}/inference/webhook`
+    const off = await call("PATCH", path, { enabled: false })
+    expect(off.body).toEqual({ webhook_url: receiver.url, enabled: false })
+    const rotated = await call("PATCH", path, { rotate_secret: true })
+    expect(rotated.status).toBe(200)
+    expect(rotated.body).toMatchObject({ webhook_url: receiver.url, enabled: false })
+    expect(rotated.body.secret).toMatch(/^whsec_/)
+    expect(rotated.body.secret).not.toBe(secret)
+    secret = rotated.body.secret
+    const on = await call("PATCH", path, { enabled: true })
+    expect(on.body).toEqual({ webhook_url: receiver.url, enabled: true })
+    // nothing to rotate without a webhook: a clear 400, and nothing set
+    const none = (await deployedModel(podium, owner)).modelId
+    const refused = await call("PATCH", `/api/models/${none}/inference/webhook`, { rotate_secret: true })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.code).toBe("validation_failed")
+    expect((await call("GET", `/api/models/${none}/inference/webhook`)).status).toBe(404)
+  })
+
   it("delivers each log once, signed per Standard Webhooks, and records the outcome on the log", async () => {
     receiver.received.length = 0
     const served = await infer(modelId, "hello")

@@ -124,14 +124,19 @@ export const InferenceLogView = Schema.Struct({
 
 const WebhookConfigRequest = Schema.Struct({
   webhook_url: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMaxLength(2048)))),
-  enabled: Schema.optionalKey(Schema.Boolean)
+  enabled: Schema.optionalKey(Schema.Boolean),
+  rotate_secret: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "true: a new signing secret for the webhook set (or the URL given), shown once in `secret`; the old " +
+      "one stops signing at once. Without a webhook to keep, 400"
+  }))
 }).annotate({ identifier: "WebhookConfig" })
 
 const WebhookConfigView = Schema.Struct({
   webhook_url: Schema.NullOr(Schema.String),
   enabled: Schema.Boolean,
   secret: Schema.optionalKey(Schema.String.annotate({
-    description: "The `whsec_…` signing secret, shown once: when a webhook_url is set anew (keep it; it is not shown again)"
+    description: "The `whsec_…` signing secret, shown once: when a webhook_url is set anew or `rotate_secret` is " +
+      "true (keep it; it is not shown again)"
   }))
 }).annotate({ identifier: "Webhook" })
 

@@ -55,7 +55,11 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
   readonly configure: (
     principal: Principal,
     modelId: ModelId,
-    input: { readonly webhook_url?: string | null | undefined; readonly enabled?: boolean | undefined }
+    input: {
+      readonly webhook_url?: string | null | undefined
+      readonly enabled?: boolean | undefined
+      readonly rotate_secret?: boolean | undefined
+    }
   ) => Effect.Effect<WebhookConfig, NotFound | InvalidInput>
   /** The model's webhook without its secret; NotFound (resource `webhook`) when none is set. */
   readonly get: (principal: Principal, modelId: ModelId) => Effect.Effect<WebhookSettings, NotFound>
@@ -77,7 +81,11 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
       const configure = Effect.fn("ModelWebhooks.configure")(function*(
         principal: Principal,
         modelId: ModelId,
-        input: { readonly webhook_url?: string | null | undefined; readonly enabled?: boolean | undefined }
+        input: {
+      readonly webhook_url?: string | null | undefined
+      readonly enabled?: boolean | undefined
+      readonly rotate_secret?: boolean | undefined
+    }
       ) {
         const model = yield* models.visible(principal, modelId)
         const existing = yield* webhooks.find(model.id)
@@ -90,13 +98,17 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
           if (input.webhook_url === undefined && input.enabled === true) {
             return yield* new InvalidInput({ message: "Set webhook_url to turn the webhook on", path: ["webhook_url"] })
           }
+          if (input.rotate_secret === true) {
+            return yield* new InvalidInput({ message: "There is no webhook secret to rotate: set webhook_url", path: ["rotate_secret"] })
+          }
           yield* webhooks.save({ model_id: model.id, url: null, updated_at: now })
           return { webhook_url: null, enabled: false, secret: null }
         }
-        // the same URL keeps its secret; a new one gets a new secret, shown this once
-        const kept = Option.filter(existing, (w) => w.url === url)
+        // the same URL keeps its secret unless asked to rotate it; a new one gets a new secret, shown this once
+        const sameUrl = Option.filter(existing, (w) => w.url === url)
+        const kept = Option.filter(sameUrl, () => input.rotate_secret !== true)
         const secret = Option.isSome(kept) ? null : yield* sender.newSecret
-        const enabled = input.enabled ?? Option.match(kept, { onNone: () => true, onSome: (w) => w.enabled })
+        const enabled = input.enabled ?? Option.match(sameUrl, { onNone: () => true, onSome: (w) => w.enabled })
         const sealed = Option.isSome(kept) ? kept.value.sealed_secret : yield* cipher.seal(Redacted.make(secret!))
         const secretCreatedAt = Option.isSome(kept) ? kept.value.secret_created_at : now
         yield* webhooks.save({ model_id: model.id, url, enabled, sealed_secret: sealed, secret_created_at: secretCreatedAt, updated_at: now })

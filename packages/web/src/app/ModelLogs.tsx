@@ -73,8 +73,7 @@ const Secret = ({ secret, onDismiss }: { readonly secret: string; readonly onDis
 
 /**
  * The model's `model.inference` webhook: set it (a new URL makes a new secret, shown once), turn it
- * on or off, rotate the secret (cleared and set again: the API makes a secret only for a URL set
- * anew), or remove it.
+ * on or off, rotate the secret (the new one shown once), or remove it.
  */
 const WebhookSection = ({ call, modelId, onChanged }: {
   readonly call: Caller
@@ -98,7 +97,7 @@ const WebhookSection = ({ call, modelId, onChanged }: {
   const [secret, setSecret] = useState<string | undefined>(undefined)
   const [note, setNote] = useState<string | undefined>(undefined)
   const [rotating, setRotating] = useState(false)
-  const configure = (payload: { readonly webhook_url?: string | null; readonly enabled?: boolean }) =>
+  const configure = (payload: { readonly webhook_url?: string | null; readonly enabled?: boolean; readonly rotate_secret?: boolean }) =>
     call((c) => c.modelLogs.patchWebhook({ params, payload }))
   const done = (message: string, made?: string) => {
     setSecret(made)
@@ -117,8 +116,7 @@ const WebhookSection = ({ call, modelId, onChanged }: {
   })
   const rotate = useAction(async () => {
     if (webhook == null) return
-    await configure({ webhook_url: null })
-    const answer = await configure({ webhook_url: webhook.webhook_url, enabled: webhook.enabled })
+    const answer = await configure({ rotate_secret: true })
     done("Secret rotated: deliveries are signed with the new one from now on.", answer.secret)
   })
   const remove = useAction(async () => {
@@ -175,8 +173,8 @@ const WebhookSection = ({ call, modelId, onChanged }: {
             ? (
               <div class="confirm" role="group" aria-label="Rotate the signing secret?">
                 <p>
-                  The old secret stops at once: give your receiver the new one (shown once). A log written in the moment of the
-                  switch may be reported as not delivered.
+                  The old secret stops at once: give your receiver the new one (shown once). Deliveries from then on are
+                  signed with the new one.
                 </p>
                 <div class="row">
                   <button type="button" disabled={rotate.busy} onClick={() => void rotate.run()}>Confirm rotation</button>
