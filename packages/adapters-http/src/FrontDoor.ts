@@ -10,8 +10,8 @@
  * What a front route does not take as it comes (see `makeFrontDoor`) it declines, untouched, to the
  * router.
  */
-import { Context, Effect, Exit, type Fiber, LogLevel, References, Schema, SchemaAST, SchemaIssue, type Scope, Stream } from "effect"
-import { FindMyWay, HttpRouter } from "effect/http"
+import { Context, Effect, Exit, type Fiber, LogLevel, Option, References, Schema, SchemaAST, SchemaIssue, type Scope, Stream } from "effect"
+import { FindMyWay, type Headers, HttpRouter, HttpTraceContext } from "effect/http"
 import { HttpApi, type HttpApiEndpoint, HttpApiError } from "effect/http-api"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Principal } from "@podium/domain/access"
@@ -20,6 +20,7 @@ import { answerOfCause, declaredErrors, type ErrorAnswer } from "./ErrorAnswer.t
 import { makeAuthenticator, presentedOf, requirementOf } from "./handlers/Authentication.ts"
 import { isRowByRow, jsonBodyText, maxBodyBytes, nosniff, requestIdOf } from "./RequestPipeline.ts"
 import { logRequest } from "./RequestLog.ts"
+import { makeRouteMetrics } from "./RequestMetrics.ts"
 
 /**
  * A route answered straight from Node's `request` event, before the HttpApi router: `handle`
@@ -174,6 +175,8 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
     const logsRequests = yield* LogLevel.isEnabled("Info")
     // no tracer given: no span (Effect's no-op span still costs an object, a context overlay and an exit observer)
     const tracing = yield* References.TracerEnabled
+    // request counts and latency, by the endpoint's path template as the router's middleware counts them
+    const metricsOf = yield* makeRouteMetrics
     // A request nests more services than Context's default 8 overlays (spans, scope, log
     // annotations): past them each `add` copies the whole app context (over 100 services). The
     // request fibers' context keeps its overlays deeper instead.
@@ -265,6 +268,12 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
       const declared = declaredErrors(endpoint)
       const depthOnly = isRowByRow(endpoint.path)
       const spanName = `http.server ${endpoint.method}`
+      const metrics = metricsOf(endpoint.method, endpoint.path)
+      /** The request counted and its line logged once answered with `status`. */
+      const finished = (request: IncomingMessage, requestId: string, started: number, status: number) => {
+        metrics.record(status, started)
+        return logged(request, requestId, started, status)
+      }
 
       /** The endpoint's answer (or error answer) to a request whose body, if any, passed the check. */
       const answer = (request: IncomingMessage, raw: Raw, requestId: string): Effect.Effect<Served | ErrorAnswer, never, Scope.Scope> =>
@@ -285,17 +294,21 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
         const answered = Effect.scoped(Effect.flatMap(answer(request, raw, requestId), (answer) => {
           if ("status" in answer) {
             writeError(response, requestId, answer)
-            return logged(request, requestId, started, answer.status)
+            return finished(request, requestId, started, answer.status)
           }
           const { body, contentType, headers } = answer
           if (typeof body !== "string") {
-            return Effect.andThen(writeStream(response, requestId, headers, contentType, body), logged(request, requestId, started, 200))
+            // counted once the stream ended (a client gone before counts 499, as the observer below says)
+            const line = logged(request, requestId, started, 200)
+            return Effect.andThen(writeStream(response, requestId, headers, contentType, body), Effect.andThen(Effect.sync(() => metrics.record(200, started)), line))
           }
           write(response, requestId, 200, headers, contentType, body)
-          return logged(request, requestId, started, 200)
+          return finished(request, requestId, started, 200)
         }))
         const fiber = run(!tracing ? answered : Effect.withSpan(answered, spanName, {
           kind: "server",
+          // the caller's trace continued (W3C `traceparent`, else B3), as the router's tracer middleware does
+          // MUTANT parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers as Headers.Headers)),
           captureStackTrace: false,
           attributes: {
             "http.request.method": endpoint.method,
@@ -305,7 +318,7 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
         }))
         fiber.addObserver((exit) => {
           // the client went away: nobody reads an answer, and nothing failed
-          if (Exit.isFailure(exit)) run(logged(request, requestId, started, 499))
+          if (Exit.isFailure(exit)) run(finished(request, requestId, started, 499))
         })
         response.on("close", () => {
           if (!response.writableEnded) fiber.interruptUnsafe()
@@ -335,6 +348,7 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
           const text = jsonBodyText(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), depthOnly)
           if (typeof text !== "string") {
             writeError(response, requestId, text)
+            metrics.record(text.status, started)
             if (logsRequests) run(logged(request, requestId, started, text.status))
             return
           }
