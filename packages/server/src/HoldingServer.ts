@@ -61,6 +61,8 @@ export const connectionTimeouts = (
 /** Where the application puts a route that answers before the router (see `createHoldingServer`). */
 export interface FrontDoor {
   route: { readonly handle: (request: IncomingMessage, response: ServerResponse) => boolean } | undefined
+  /** `/readyz` (Readyz.ts): offered every request first, answered while the application starts and drains too. */
+  probe?: { readonly handle: (request: IncomingMessage, response: ServerResponse) => boolean } | undefined
 }
 
 /**
@@ -84,6 +86,7 @@ export const createHoldingServer = (options: ServerOptions = {}, front?: FrontDo
   let application: RequestListener | undefined
   const held: Array<readonly [IncomingMessage, ServerResponse]> = []
   const server = createServer(options, (request, response) => {
+    if (front?.probe?.handle(request, response) === true) return
     if (front?.route?.handle(request, response) === true) return
     if (application === undefined) held.push([request, response])
     else application(request, response)
