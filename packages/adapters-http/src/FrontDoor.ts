@@ -308,7 +308,7 @@ export const makeFrontDoor = (api: ApiSource, routes: ReadonlyArray<FrontEndpoin
         const fiber = run(!tracing ? answered : Effect.withSpan(answered, spanName, {
           kind: "server",
           // the caller's trace continued (W3C `traceparent`, else B3), as the router's tracer middleware does
-          // MUTANT parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers as Headers.Headers)),
+          parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers as Headers.Headers)),
           captureStackTrace: false,
           attributes: {
             "http.request.method": endpoint.method,
