@@ -25,6 +25,11 @@ describe("storableText", () => {
   it("storableJson reaches strings and keys at any depth", () => {
     expect(storableJson({ "k\u0000": ["x\ud800", { y: "\u0000" }], n: 1, b: null }))
       .toEqual({ "k\uFFFD": ["x\uFFFD", { y: "\uFFFD" }], n: 1, b: null })
+    // an object without a prototype (as some decoders make) is reached too
+    const bare = Object.assign(Object.create(null), { "\u0000": "\ud800" })
+    expect(JSON.stringify(storableJson(bare))).toBe('{"\uFFFD":"\uFFFD"}')
+    // a "__proto__" key is kept as the key it is
+    expect(JSON.stringify(storableJson(JSON.parse('{"__proto__":"\\u0000"}')))).toBe('{"__proto__":"\uFFFD"}')
   })
 
   it("storableJsonText is the JSON of storableJson, copying nothing when nothing needs it", () => {

@@ -21,15 +21,19 @@ export const truncateText = (text: string, max: number): string => {
 /** `text` with U+0000 and lone surrogates replaced by U+FFFD. */
 export const storableText = (text: string): string => isStorableText(text) ? text : text.replace(unstorable, "\uFFFD")
 
+/** A plain object (a literal's, JSON.parse's, or one made without a prototype, as some decoders make). */
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (typeof value !== "object" || value === null) return false
+  const prototype = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
 /** A JSON value with every string in it (keys too) made storable. */
 export const storableJson = <A>(value: A): A => {
   if (typeof value === "string") return storableText(value) as A
   if (Array.isArray(value)) return value.map(storableJson) as A
-  if (typeof value === "object" && value !== null && !(value instanceof Date) && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {}
-    for (const [key, inner] of Object.entries(value)) out[storableText(key)] = storableJson(inner)
-    return out as A
-  }
+  // own properties, a "__proto__" key included (an assignment would set the prototype instead)
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [storableText(key), storableJson(inner)])) as A
   return value
 }
 
