@@ -1,4 +1,4 @@
-import { Duration, Effect, Queue, Schedule, type Scope } from "effect"
+import { Duration, Effect, Metric, Queue, Schedule, type Scope } from "effect"
 import type { SqlError } from "effect/sql"
 
 /**
@@ -23,6 +23,9 @@ export const databaseMessage = (error: SqlError.SqlError): string => {
   const cause = error.reason.cause
   return cause instanceof Error && cause.message !== "" ? cause.message : error.message
 }
+
+/** Batch write times, in seconds (retries included), from one fast statement to a database catching up. */
+const flushBoundaries = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 export interface GroupCommitOptions<A> {
   /** What is written, for log lines ("trace", "inference log"). */
@@ -56,6 +59,25 @@ export const groupCommit = <A>(options: GroupCommitOptions<A>): Effect.Effect<{
     let queued = 0
     let handled = 0
 
+    // metrics by writer: rows waiting (read when scraped), each batch's write time and rows
+    const attributes = { writer: options.what }
+    const depth = Metric.registerUnsafe(
+      Metric.gauge("podium_group_commit_queue_depth", { description: "Rows recorded and not yet written (or set aside), by writer", attributes }),
+      yield* Effect.context<never>(),
+      { get: () => ({ value: queued - handled }), update: () => {}, modify: () => {} }
+    )
+    yield* Effect.addFinalizer(() => Effect.sync(depth.remove))
+    const flushSeconds = Metric.histogram("podium_group_commit_flush_seconds", {
+      description: "Time to write one batch (retries and splits included), by writer, in seconds",
+      boundaries: flushBoundaries,
+      attributes
+    })
+    const rowsWritten = Metric.counter("podium_group_commit_rows_total", {
+      description: "Rows taken off the queue and written or set aside, by writer",
+      attributes,
+      incremental: true
+    })
+
     const writeOnce = (batch: ReadonlyArray<A>) =>
       options.write(batch).pipe(
         Effect.tapError((error) =>
@@ -87,8 +109,11 @@ export const groupCommit = <A>(options: GroupCommitOptions<A>): Effect.Effect<{
       const batch = first.length < options.maxBatch
         ? [...first, ...yield* Effect.sleep(linger).pipe(Effect.andThen(Queue.takeBetween(queue, 0, options.maxBatch - first.length)))]
         : first
+      const started = performance.now()
       yield* write(batch)
       handled += batch.length
+      yield* Metric.update(flushSeconds, (performance.now() - started) / 1000)
+      yield* Metric.update(rowsWritten, batch.length)
     })))
 
     const flush = Effect.suspend(() => {

@@ -7,6 +7,7 @@ import {
   windowOf,
   BudgetLedger,
 } from "../access/index.ts"
+import { makeCallMetrics } from "./CallMetrics.ts"
 
 /** A reservation left by a call that never settled (a crash) is released after this. */
 export const reservationLifetime = Duration.minutes(5)
@@ -53,6 +54,7 @@ export class CallBudgets extends Context.Service<CallBudgets, {
     CallBudgets,
     Effect.gen(function*() {
       const ledger = yield* BudgetLedger
+      const metrics = yield* makeCallMetrics
 
       const reserveBudgeted = Effect.fnUntraced(function*(
         principal: Extract<Principal, { readonly _tag: "ApiTokenPrincipal" }>,
@@ -77,6 +79,7 @@ export class CallBudgets extends Context.Service<CallBudgets, {
           Effect.orDie
         )
         if (held._tag === "Exceeded") {
+          metrics.budgetRefused()
           return yield* new BudgetExceeded({
             token_id: token.id,
             budget_limit: token.budget_limit!,

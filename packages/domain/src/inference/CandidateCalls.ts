@@ -12,6 +12,7 @@ import {
   type StreamOptions,
   type StreamReceived
 } from "./ChatProvider.ts"
+import { makeCallMetrics } from "./CallMetrics.ts"
 import { ChatTargets, isCallable } from "./ChatTargets.ts"
 import { PriceCatalogue } from "./PriceCatalogue.ts"
 import { ServiceModels } from "./ServiceModels.ts"
@@ -50,6 +51,8 @@ export interface CallTrace {
   readonly created_at?: DateTime.Utc | undefined
   /** The trace's id when the caller named it before the call (a stream's headers carry it); else a new one. */
   readonly id?: string | undefined
+  /** The called candidate's platform, for the call metrics (`unknown` when not given). */
+  readonly platform?: string | undefined
 }
 
 /** A call's outcome as its trace records it: the completion, else why and after how long it failed. */
@@ -120,6 +123,7 @@ export class CandidateCalls extends Context.Service<CandidateCalls, {
       const catalogue = yield* PriceCatalogue
       const traces = yield* TraceWriter
       const ids = yield* IdGenerator
+      const metrics = yield* makeCallMetrics
 
       /** The candidate's own prices, else (for router models) the router's catalogue. */
       const pricesOf = (candidate: Candidate): Effect.Effect<Prices> => {
@@ -160,6 +164,7 @@ export class CandidateCalls extends Context.Service<CandidateCalls, {
       const trace = Effect.fnUntraced(function*(call: CallTrace, outcome: CallOutcome | StreamedOutcome) {
         const id = call.id ?? (yield* ids.make(TraceId))
         const traced = tracedOutcome(outcome)
+        metrics.call(call.platform, call.source, traced)
         yield* traces.record({
           id,
           workspace_id: call.workspace_id,

@@ -155,6 +155,7 @@ export class Inference extends Context.Service<Inference, {
           workspace_id: leaderboard.workspace_id,
           leaderboard_id: leaderboard.id,
           leaderboard_model_id: candidate.id,
+          platform: candidate.platform,
           source: "inference" as const,
           run_id: null,
           input: prompt.input,
