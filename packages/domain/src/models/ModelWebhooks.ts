@@ -1,4 +1,4 @@
-import { Context, DateTime, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Metric, Option, Redacted } from "effect"
 import type { Principal } from "../access/index.ts"
 import { InvalidInput, type ModelId, NotFound, SecretCipher } from "../shared/index.ts"
 import type { Model } from "./Model.ts"
@@ -77,6 +77,16 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
       const cipher = yield* SecretCipher
       const allowPrivate = yield* AllowPrivateWebhooks
       const retryBase = yield* WebhookRetryBase
+      // attempts by what came of them (`retrying`: failed, tried again later), in the context's metric registry
+      const metricsContext = yield* Effect.context<never>()
+      const attempted = (outcome: string) =>
+        Metric.counter("podium_webhook_deliveries_total", {
+          description: "Webhook delivery attempts by outcome (delivered, retrying, failed)",
+          attributes: { outcome },
+          incremental: true
+        })
+      const deliveries = { delivered: attempted("delivered"), pending: attempted("retrying"), failed: attempted("failed") }
+      for (const counter of Object.values(deliveries)) counter.updateUnsafe(0, metricsContext) // shown from the start, at 0
 
       const configure = Effect.fn("ModelWebhooks.configure")(function*(
         principal: Principal,
@@ -186,6 +196,7 @@ export class ModelWebhooks extends Context.Service<ModelWebhooks, {
           group.forEach(({ entry }, i) => outcomes.push(deliveryOutcome(entry, sent[i]!, now, retryBase)))
         }
         yield* record(outcomes)
+        for (const outcome of outcomes) deliveries[outcome.delivery.status].updateUnsafe(1, metricsContext)
         return due.length
       }).pipe(Effect.withSpan("ModelWebhooks.deliverDue"))
 
