@@ -5,7 +5,7 @@
  * sets); a call's update reads series made on the first call with its labels (no label object or
  * string per call), in the registry of the context the service was built in.
  */
-import { type Context, Effect, Metric } from "effect"
+import { Context, Effect, Metric } from "effect"
 import type { TraceSource, TraceStatus } from "./Trace.ts"
 
 /** Latency buckets of upstream calls, in seconds: a cached answer to a long generation. */
@@ -14,6 +14,21 @@ const latencyBoundaries = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 30
 interface OutcomeSeries {
   readonly calls: Metric.Counter<number>
   readonly latency: Metric.Histogram<number>
+}
+
+/**
+ * METRICS_PER_LEADERBOARD: tokens and cost also by leaderboard (`leaderboard_id`), for operators who
+ * ask for it; a label per leaderboard grows with them, so off by default.
+ */
+export const MetricsPerLeaderboard = Context.Reference<boolean>("@podium/domain/inference/MetricsPerLeaderboard", {
+  defaultValue: () => false
+})
+
+/** Tokens and cost of one leaderboard (METRICS_PER_LEADERBOARD). */
+interface SpendSeries {
+  readonly inputTokens: Metric.Counter<number>
+  readonly outputTokens: Metric.Counter<number>
+  readonly cost: Metric.Counter<number>
 }
 
 interface SourceSeries {
@@ -33,7 +48,7 @@ export interface CallMeasured {
 
 export interface CallMetrics {
   /** Counts one call to a candidate of `platform` (`unknown` when the caller does not say) made for `source`. */
-  readonly call: (platform: string | undefined, source: TraceSource, measured: CallMeasured) => void
+  readonly call: (platform: string | undefined, source: TraceSource, measured: CallMeasured, leaderboardId: string) => void
   /** Counts a call refused for its token's budget. */
   readonly budgetRefused: () => void
 }
@@ -41,9 +56,39 @@ export interface CallMetrics {
 const counter = (name: string, description: string, attributes: Record<string, string>) =>
   Metric.counter(name, { description, attributes, incremental: true })
 
-/** The call metrics of `context`'s registry. */
+/** The call metrics of `context`'s registry; tokens and cost also by leaderboard when `context` says (MetricsPerLeaderboard). */
 export const callMetrics = (context: Context.Context<never>): CallMetrics => {
   const byPlatform = new Map<string, Map<TraceSource, SourceSeries>>()
+  const perLeaderboard = Context.get(context, MetricsPerLeaderboard)
+  const byLeaderboard = new Map<string, SpendSeries>()
+  const leaderboardSeries = (leaderboard_id: string): SpendSeries => {
+    let series = byLeaderboard.get(leaderboard_id)
+    if (series === undefined) {
+      byLeaderboard.set(leaderboard_id, series = {
+        inputTokens: counter("podium_leaderboard_tokens_total", "Tokens upstream calls reported, by leaderboard and kind (METRICS_PER_LEADERBOARD)", {
+          leaderboard_id,
+          kind: "input"
+        }),
+        outputTokens: counter("podium_leaderboard_tokens_total", "Tokens upstream calls reported, by leaderboard and kind (METRICS_PER_LEADERBOARD)", {
+          leaderboard_id,
+          kind: "output"
+        }),
+        cost: counter("podium_leaderboard_cost_usd_total", "What upstream calls cost, in US dollars, by leaderboard (METRICS_PER_LEADERBOARD)", { leaderboard_id })
+      })
+    }
+    return series
+  }
+  /** Adds a call's reported tokens and cost to `series`. */
+  const spend = (series: SpendSeries, measured: CallMeasured) => {
+    const usage = measured.usage
+    if (usage !== null) {
+      const input = usage["prompt_tokens"]
+      const output = usage["completion_tokens"]
+      if (typeof input === "number" && input >= 0) series.inputTokens.updateUnsafe(input, context)
+      if (typeof output === "number" && output >= 0) series.outputTokens.updateUnsafe(output, context)
+    }
+    if (measured.cost_usd !== null && measured.cost_usd >= 0) series.cost.updateUnsafe(measured.cost_usd, context)
+  }
   const refusals = counter("podium_budget_refusals_total", "Calls refused because their API token's budget was spent", {})
   refusals.updateUnsafe(0, context) // shown from the start, at 0
 
@@ -86,19 +131,13 @@ export const callMetrics = (context: Context.Context<never>): CallMetrics => {
   }
 
   return {
-    call: (platform = "unknown", source, measured) => {
+    call: (platform = "unknown", source, measured, leaderboardId) => {
       const series = sourceSeries(platform, source)
       const outcome = outcomeSeries(platform, series, source, measured.status)
       outcome.calls.updateUnsafe(1, context)
       outcome.latency.updateUnsafe(measured.latency_ms / 1000, context)
-      const usage = measured.usage
-      if (usage !== null) {
-        const input = usage["prompt_tokens"]
-        const output = usage["completion_tokens"]
-        if (typeof input === "number" && input >= 0) series.inputTokens.updateUnsafe(input, context)
-        if (typeof output === "number" && output >= 0) series.outputTokens.updateUnsafe(output, context)
-      }
-      if (measured.cost_usd !== null && measured.cost_usd >= 0) series.cost.updateUnsafe(measured.cost_usd, context)
+      spend(series, measured)
+      if (perLeaderboard) spend(leaderboardSeries(leaderboardId), measured)
     },
     budgetRefused: () => refusals.updateUnsafe(1, context)
   }

@@ -164,7 +164,7 @@ export class CandidateCalls extends Context.Service<CandidateCalls, {
       const trace = Effect.fnUntraced(function*(call: CallTrace, outcome: CallOutcome | StreamedOutcome) {
         const id = call.id ?? (yield* ids.make(TraceId))
         const traced = tracedOutcome(outcome)
-        metrics.call(call.platform, call.source, traced)
+        metrics.call(call.platform, call.source, traced, call.leaderboard_id)
         yield* traces.record({
           id,
           workspace_id: call.workspace_id,

@@ -1,3 +1,4 @@
+export * from "./CallMetrics.ts"
 export * from "./CandidateCalls.ts"
 export * from "./ChatProvider.ts"
 export * from "./ChatTargets.ts"
