@@ -194,6 +194,7 @@ export class RunSteps extends Context.Service<RunSteps, {
             workspace_id: leaderboard.workspace_id,
             leaderboard_id: leaderboard.id,
             leaderboard_model_id: who,
+            platform: who === null ? "judge" : candidate?.platform,
             source: "run",
             run_id: runId,
             input: row.input,
