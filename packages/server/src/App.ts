@@ -1,5 +1,5 @@
 import { NodeCrypto, NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, References, Tracer } from "effect"
+import { Duration, Effect, Layer, References, Tracer } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiScalar } from "effect/http-api"
@@ -8,6 +8,7 @@ import { ApiHttp, openApiPath } from "@podium/adapters-http/ApiHttp"
 import { ServedOverHttps } from "@podium/adapters-http/access/WebSessionCookie"
 import { FailedAuthentications } from "@podium/adapters-http/auth/FailedAuthentications"
 import { makeFastInference } from "@podium/adapters-http/inference/FastInference"
+import { RequestMetricsMiddleware } from "@podium/adapters-http/RequestMetrics"
 import { RequestPipeline } from "@podium/adapters-http/RequestPipeline"
 import { TokenSecretsNode } from "@podium/adapters-node/access/TokenSecretsNode"
 import { DocumentReaderNode } from "@podium/adapters-node/human/DocumentReaderNode"
@@ -29,11 +30,12 @@ import { SafeHttp } from "@podium/adapters-providers/SafeHttpClient"
 import { AccessUseCases } from "@podium/domain/access"
 import { DatasetsUseCases } from "@podium/domain/datasets"
 import { HumanUseCases } from "@podium/domain/human"
-import { CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases, LeaderboardStats } from "@podium/domain/inference"
+import { CallBudgets, CandidateCalls, ChatTargets, InferenceUseCases, LeaderboardStats, MetricsPerLeaderboard } from "@podium/domain/inference"
 import { IntegrationsUseCases } from "@podium/domain/integrations"
 import { LeaderboardsUseCases } from "@podium/domain/leaderboards"
 import { ModelDirectoryModels, ModelStats, ModelsUseCases, ServiceModelsDeployed } from "@podium/domain/models"
 import { RunsUseCases } from "@podium/domain/runs"
+import { Readiness } from "@podium/domain/shared"
 import { layerCaseGeneration, layerCaseGenerationWorkflow } from "./CaseGeneration.ts"
 import { type PodiumConfig, publicBaseUrl } from "./Config.ts"
 import { layerDatabase } from "./Database.ts"
@@ -42,11 +44,14 @@ import { layerDeploymentQueue, layerDeploymentWorkflow, layerFineTuneQueue, laye
 import { connectionTimeouts, createHoldingServer, type FrontDoor } from "./HoldingServer.ts"
 import { layerInviteMailWorkflow, layerInviteMailQueue } from "./InviteMail.ts"
 import { layerJobs, layerWebhookDeliveries } from "./Jobs.ts"
+import { layerMetricRegistry, layerMetricsRoute, metricsPath } from "./Metrics.ts"
 import { resolveSecrets } from "./LocalState.ts"
 import { layerSessions } from "./Oidc.ts"
 import { layerProviders } from "./Providers.ts"
+import { makeReadyz, type ReadyState } from "./Readyz.ts"
 import { layerImprovementQueue, layerImprovementWorkflow, layerRunQueue, layerRunWorkflow } from "./RunExecution.ts"
 import { layerLinks, layerSettings } from "./Settings.ts"
+import { layerTracer, withGenAiSpans } from "./Telemetry.ts"
 import { layerWebApp, webAppPaths } from "./WebApp.ts"
 
 /**
@@ -83,10 +88,11 @@ export const layerServices = (config: PodiumConfig) =>
       FailedAuthentications.layer({ perMinute: config.authFailuresPerMinute }),
       DocumentReaderNode.layer(),
       layerSessions(config, secrets.sessionSecret),
-      layerProviders(config),
+      withGenAiSpans(config)(layerProviders(config)),
       layerSettings(config),
       layerLinks(config),
-      Layer.succeed(ServedOverHttps, publicBaseUrl(config).startsWith("https:"))
+      Layer.succeed(ServedOverHttps, publicBaseUrl(config).startsWith("https:")),
+      Layer.succeed(MetricsPerLeaderboard, config.metricsPerLeaderboard)
     ).pipe(Layer.provideMerge(SafeHttp.layer({ allowPrivateNetwork: config.allowPrivateNetworkTargets })))
     // each context's use cases; beneath them what several contexts build on: the models context
     // answering inference's Service candidates and the leaderboards' ModelDirectory, the leaderboards,
@@ -111,21 +117,26 @@ export const layerServices = (config: PodiumConfig) =>
     return dashboards.pipe(Layer.provideMerge(useCases), Layer.provideMerge(adapters))
   }))
 
-export const docsPaths = [openApiPath, "/docs", ...webAppPaths]
+export const docsPaths = [openApiPath, "/docs", metricsPath, ...webAppPaths]
 
-/** The HTTP routes: the API, its OpenAPI document, the Scalar reference and the web app. */
+/**
+ * The HTTP routes: the API, its OpenAPI document, the Scalar reference and the web app. The request
+ * metrics' middleware is built first so that it wraps the request pipeline (it counts final statuses).
+ */
 export const layerRoutes = Layer.mergeAll(
   ApiHttp,
   HttpApiScalar.layer(Api, { path: "/docs" }),
   layerWebApp,
   RequestPipeline(Api, docsPaths)
-)
+).pipe(Layer.provide(RequestMetricsMiddleware(Api, docsPaths)))
 
 /** Where the service listens; `fastInference: false` leaves the inference routes to the router too (tests compare both). */
 export interface Listen {
   readonly port: number
   readonly host: string
   readonly fastInference?: boolean | undefined
+  /** True once the process was told to stop (SIGTERM, SIGINT): `/readyz` answers 503 from then on. */
+  readonly draining?: (() => boolean) | undefined
 }
 
 /**
@@ -146,15 +157,48 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
   )
   const jobs = Layer.mergeAll(layerJobs(config), layerWebhookDeliveries(config), layerInviteMailWorkflow, layerCaseGenerationWorkflow, layerDatasetLabelsWorkflow,
     layerRunWorkflow, layerImprovementWorkflow, layerFineTuneWorkflow, layerDeploymentWorkflow)
-  const front: FrontDoor = { route: undefined }
+  const ready: ReadyState = { started: false, draining: false, database: undefined }
+  const probe = makeReadyz(ready)
+  const front: FrontDoor = {
+    route: undefined,
+    probe: {
+      handle: (request, response) => {
+        if (listen.draining?.() === true) ready.draining = true
+        return probe.handle(request, response)
+      }
+    }
+  }
   const timeouts = connectionTimeouts({ headersTimeoutMs: config.httpHeadersTimeoutMs, keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs })
-  const server = NodeHttpServer.layer(() => createHoldingServer(timeouts, front), { port: listen.port, host: listen.host })
+  let node: ReturnType<typeof createHoldingServer> | undefined
+  // the platform closes the listener first, then lets requests in flight finish for the grace period
+  // (the router's are then interrupted); `readiness` below cuts what is still open after it
+  const grace = Duration.seconds(config.shutdownGraceSeconds)
+  const server = NodeHttpServer.layer(() => node = createHoldingServer(timeouts, front), {
+    port: listen.port,
+    host: listen.host,
+    gracefulShutdownTimeout: grace
+  })
+  // `/readyz` asks the database through Readiness; at shutdown (before the listener closes) it says
+  // 503, and connections still open a grace period later (a front-door stream) are cut
+  const readiness = Layer.effectDiscard(Effect.gen(function*() {
+    const { database } = yield* Readiness
+    const context = yield* Effect.context<never>()
+    ready.database = () =>
+      Effect.runPromiseWith(context)(Effect.timeoutOrElse(database, { duration: "1 second", orElse: () => Effect.succeed(false) }))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        ready.draining = true
+        setTimeout(() => node?.closeAllConnections(), Duration.toMillis(grace)).unref()
+      })
+    )
+  }))
   const frontRoutes = listen.fastInference === false ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
     front.route = yield* makeFastInference
     yield* Effect.addFinalizer(() => Effect.sync(() => front.route = undefined))
   }))
-  const http = HttpRouter.serve(layerRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+  const http = HttpRouter.serve(Layer.merge(layerRoutes, layerMetricsRoute(config)), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.merge(frontRoutes),
+    Layer.merge(readiness),
     Layer.tap(() =>
       Effect.gen(function*() {
         const { address } = yield* HttpServer.HttpServer
@@ -163,7 +207,13 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
     ),
     Layer.provideMerge(server)
   )
-  return Layer.mergeAll(http, jobs).pipe(Layer.provide(services), Layer.provide(layerSpans))
+  return Layer.mergeAll(http, jobs).pipe(
+    Layer.tap(() => Effect.sync(() => ready.started = true)),
+    Layer.provide(services),
+    Layer.provide(layerSpans),
+    Layer.provide(layerTracer(config)),
+    Layer.provide(layerMetricRegistry)
+  )
 }
 
 /**
@@ -174,4 +224,5 @@ export const makeApp = (config: PodiumConfig, listen: Listen) => {
 export const layerSpans = Layer.unwrap(Effect.map(Effect.service(Tracer.Tracer), (tracer) =>
   tracer === Tracer.nativeTracer ? Layer.succeed(References.TracerEnabled, false) : Layer.empty))
 
-export const layerApp = (config: PodiumConfig) => makeApp(config, { port: config.port, host: config.host })
+export const layerApp = (config: PodiumConfig, draining?: () => boolean) =>
+  makeApp(config, { port: config.port, host: config.host, draining })

@@ -62,13 +62,27 @@ const wrapped = (names: ReadonlyArray<string>, indent: string) =>
 /** Set when SIGINT or SIGTERM arrives (the runtime's own handlers then interrupt the service). */
 const signalled = { stopping: false }
 
+/**
+ * Past the HTTP drain (SHUTDOWN_GRACE_SECONDS), the jobs, the database pool and an embedded
+ * PostgreSQL get this long to stop; a stop that overruns it ends the process with exit code 1.
+ */
+const stopMarginSeconds = 15
+
+const onStopSignal = (config: PodiumConfig) => () => {
+  signalled.stopping = true
+  setTimeout(() => {
+    process.stderr.write(`podium: not stopped ${config.shutdownGraceSeconds + stopMarginSeconds} s after the signal; exiting\n`)
+    process.exit(1)
+  }, (config.shutdownGraceSeconds + stopMarginSeconds) * 1_000).unref()
+}
+
 const serve = Command.make("serve", {}, () =>
   withConfig((config) =>
     Effect.andThen(
       Effect.andThen(checkPort(config), Effect.sync(() => {
-        for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => signalled.stopping = true)
+        for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, onStopSignal(config))
       })),
-      Layer.launch(layerApp(config).pipe(Layer.provide(layerLogging(config, () => signalled.stopping))))
+      Layer.launch(layerApp(config, () => signalled.stopping).pipe(Layer.provide(layerLogging(config, () => signalled.stopping))))
     )
   )
 ).pipe(

@@ -68,6 +68,8 @@ export const PodiumConfig = Config.all({
   httpHeadersTimeoutMs: wholeNumber("HTTP_HEADERS_TIMEOUT_MS", 100, 300_000, 60_000),
   /** How long an idle keep-alive connection is kept between requests. */
   httpKeepAliveTimeoutMs: wholeNumber("HTTP_KEEP_ALIVE_TIMEOUT_MS", 100, 300_000, 5_000),
+  /** On SIGTERM or SIGINT, how long requests in flight may take to finish before their connections are cut. */
+  shutdownGraceSeconds: wholeNumber("SHUTDOWN_GRACE_SECONDS", 1, 3_600, 20),
   /** Credentials that may fail per client address and minute before it is answered 429. */
   authFailuresPerMinute: wholeNumber("AUTH_FAILURES_PER_MINUTE", 1, 1_000_000, 100),
   budgetDefaultMaxTokens: wholeNumber("BUDGET_DEFAULT_MAX_TOKENS", 1, 1_000_000, 4096),
@@ -86,7 +88,24 @@ export const PodiumConfig = Config.all({
   webhookPollIntervalMs: wholeNumber("WEBHOOK_POLL_INTERVAL_MS", 10, 600_000, 1_000),
   webhookRetryBaseMs: wholeNumber("WEBHOOK_RETRY_BASE_MS", 10, 3_600_000, 10_000),
   allowPrivateNetworkTargets: Config.Boolean("ALLOW_PRIVATE_NETWORK_TARGETS").pipe(Config.withDefault(false)),
-  logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const))
+  /** The bearer token `/metrics` asks for (never an API token of a tenant); unset and not public: `/metrics` is 404. */
+  metricsToken: Config.option(Config.Redacted("METRICS_TOKEN")),
+  /** `/metrics` without a token (a scraper on a private network). */
+  metricsPublic: Config.Boolean("METRICS_PUBLIC").pipe(Config.withDefault(false)),
+  /** Tokens and cost also by leaderboard (a label per leaderboard). */
+  metricsPerLeaderboard: Config.Boolean("METRICS_PER_LEADERBOARD").pipe(Config.withDefault(false)),
+  logLevel: Config.schema(CaseInsensitiveLogLevel, "LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
+  /** OpenTelemetry: where spans go over OTLP/HTTP (`/v1/traces` below it); unset, no span is built at all. */
+  otelEndpoint: optionalUrl("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  /** `http/protobuf` (the OTLP default) or `http/json`. */
+  otelProtocol: Config.Literals(["http/protobuf", "http/json"], "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(Config.withDefault("http/protobuf" as const)),
+  /** Headers sent with every export (`key=value,key2=value2`, values percent-encoded), e.g. a backend's credentials. */
+  otelHeaders: Config.option(Config.Redacted("OTEL_EXPORTER_OTLP_HEADERS")),
+  otelServiceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("podium")),
+  /** Milliseconds between exports of the spans ended meanwhile. */
+  otelExportIntervalMs: wholeNumber("OTEL_BSP_SCHEDULE_DELAY", 10, 600_000, 5_000),
+  /** Whether GenAI spans carry the prompt and answer text (`gen_ai.input.messages`, `gen_ai.output.messages`). */
+  otelCaptureContent: Config.Boolean("OTEL_CAPTURE_CONTENT").pipe(Config.withDefault(false))
 })
 
 export type PodiumConfig = typeof PodiumConfig extends Config.Config<infer A> ? A : never
